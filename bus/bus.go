@@ -1,0 +1,174 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Header holds NATS message headers. Keys are kept exactly as given (NATS
+// headers are case-sensitive); use HeaderGet for a case-insensitive lookup.
+type Header map[string][]string
+
+// Get returns the first value of key (exact match), or "".
+func (h Header) Get(key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Set replaces the values of key.
+func (h Header) Set(key, value string) { h[key] = []string{value} }
+
+// Msg is one message as it crosses the bus.
+type Msg struct {
+	Subject string
+	Reply   string
+	Header  Header
+	Data    []byte
+}
+
+// PubAck is the stream's acknowledgement of a stream publish.
+type PubAck struct {
+	Stream    string
+	Seq       uint64
+	Duplicate bool // the stream already held a message with the same msg id
+}
+
+// Publisher sends messages over core NATS: fire and forget, no persistence.
+type Publisher interface {
+	// Publish sends m. It refuses an invalid subject or an oversize payload
+	// before any I/O.
+	Publish(ctx context.Context, m *Msg) error
+}
+
+// StreamPublisher sends messages to JetStream and waits for the stream's ack.
+type StreamPublisher interface {
+	// PublishStream stores m in the stream that captures its subject, with
+	// msgID as Nats-Msg-Id (de-duplicated within the stream's window). It
+	// retries per the bus's retry policy and returns when the ack arrived,
+	// the retries are exhausted, or ctx is done.
+	PublishStream(ctx context.Context, m *Msg, msgID string) (PubAck, error)
+}
+
+// Subscription is a live core subscription.
+type Subscription interface {
+	// Unsubscribe stops delivery; the handler is not called after it returns.
+	Unsubscribe() error
+}
+
+// Subscriber receives core NATS messages (which include copies of messages
+// published to streams, as on a real server).
+type Subscriber interface {
+	// Subscribe calls h for every message whose subject matches the pattern
+	// (NATS wildcard rules). With a non-empty queue, each message goes to one
+	// member of the queue group. h must not block for long.
+	Subscribe(ctx context.Context, pattern, queue string, h func(*Msg)) (Subscription, error)
+}
+
+// Requester does request/reply.
+type Requester interface {
+	// Request sends m and waits for one reply until ctx is done. A reply that
+	// is an error reply (see ReplyError) is returned as a *RemoteError.
+	Request(ctx context.Context, m *Msg) (*Msg, error)
+}
+
+// Storage is where a stream keeps its messages.
+type Storage int
+
+// Storage kinds.
+const (
+	FileStorage Storage = iota
+	MemoryStorage
+)
+
+// StreamConfig describes a stream. Retention is always "limits" and discard
+// "old", as the protocol's streams use.
+type StreamConfig struct {
+	Name       string
+	Subjects   []string
+	Storage    Storage
+	MaxMsgs    int64
+	MaxAge     time.Duration
+	Duplicates time.Duration // de-duplication window for Nats-Msg-Id
+}
+
+// ConsumerConfig describes a durable consumer shared by a queue group.
+type ConsumerConfig struct {
+	Stream        string
+	Durable       string // also the queue group / deliver group
+	FilterSubject string
+	AckWait       time.Duration // 0 → 30 s
+	MaxDeliver    int           // 0 → 5
+	MaxAckPending int           // 0 → implementation default
+}
+
+// Delivery is one delivery of a stream message to a durable consumer.
+// Exactly one of Ack, Nak, Term or DeadLetter should settle it; InProgress may
+// be called any number of times before that.
+type Delivery interface {
+	Msg() *Msg
+	// Seq is the message's stream sequence.
+	Seq() uint64
+	// NumDelivered counts deliveries of this message, starting at 1.
+	NumDelivered() uint64
+	Ack(ctx context.Context) error
+	// Nak asks for redelivery after delay (0: at once).
+	Nak(delay time.Duration) error
+	// InProgress resets the ack-wait timer.
+	InProgress() error
+	// Term stops redelivery of the message without dead-lettering it.
+	Term(reason string) error
+	// DeadLetter terminates the message and republishes it, with its
+	// original subject, headers and reason, to the dead-letter subject.
+	DeadLetter(ctx context.Context, reason string) error
+}
+
+// Consumer is a running durable consumption.
+type Consumer interface {
+	// Stop stops taking new messages and returns once the handler calls in
+	// flight have returned. Unsettled deliveries are redelivered later.
+	Stop() error
+}
+
+// StoredMsg is a message read back from a stream.
+type StoredMsg struct {
+	Msg
+	Seq  uint64
+	Time time.Time
+}
+
+// Streams manages streams and durable consumption.
+type Streams interface {
+	// EnsureStream creates the stream if no stream of that name exists. An
+	// existing stream is left as it is.
+	EnsureStream(ctx context.Context, cfg StreamConfig) error
+	// Consume starts (or joins) the durable consumer and calls h for each
+	// delivery, from as many goroutines as the implementation chooses.
+	Consume(ctx context.Context, cfg ConsumerConfig, h func(Delivery)) (Consumer, error)
+	// NextMsg returns the first message of stream with sequence ≥ seq whose
+	// subject matches filter, or ErrNotFound.
+	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*StoredMsg, error)
+}
+
+// Bus is everything the SDK needs from a transport.
+type Bus interface {
+	Publisher
+	StreamPublisher
+	Subscriber
+	Requester
+	Streams
+	// MaxPayload is the largest payload the bus accepts, in bytes.
+	MaxPayload() int
+	Close() error
+}
+
+// Errors callers branch on.
+var (
+	ErrNotFound        = errors.New("bus: not found")
+	ErrNoResponders    = errors.New("bus: no responders")
+	ErrClosed          = errors.New("bus: closed")
+	ErrInvalidSubject  = errors.New("bus: invalid subject")
+	ErrPayloadTooLarge = errors.New("bus: payload too large")
+)
