@@ -30,13 +30,16 @@ func (p AgentPattern) Subject() (string, error) {
 // ClassControl is the agent runner's pattern: every control event of a
 // class, agent.<Class>.*.*.*.*.control_event.*.*
 func ClassControl(class string) (string, error) {
+	if err := ValidateToken("agent_class", class); err != nil {
+		return "", err
+	}
 	return AgentPattern{Class: class, Type: Control}.Subject()
 }
 
 // InstanceControl matches the control events of one agent instance:
 // agent.<Class>.<id>.*.*.*.control_event.*.*
 func InstanceControl(class, id string) (string, error) {
-	if err := ValidateToken("agent_id", id); err != nil {
+	if err := requireTokens("agent_class", class, "agent_id", id); err != nil {
 		return "", err
 	}
 	return AgentPattern{Class: class, ID: id, Type: Control}.Subject()
@@ -46,7 +49,7 @@ func InstanceControl(class, id string) (string, error) {
 // instance (the process agent delegator's stop listener):
 // agent.<Class>.<id>.*.*.*.control_event.<name>.*
 func InstanceControlEvent(class, id, name string) (string, error) {
-	if err := requireTokens("agent_id", id, "event_name", name); err != nil {
+	if err := requireTokens("agent_class", class, "agent_id", id, "event_name", name); err != nil {
 		return "", err
 	}
 	return AgentPattern{Class: class, ID: id, Type: Control, Name: name}.Subject()
@@ -55,7 +58,7 @@ func InstanceControlEvent(class, id, name string) (string, error) {
 // RunControl matches the control events of one run of a class:
 // agent.<Class>.*.*.*.<run>.control_event.*.*
 func RunControl(class, run string) (string, error) {
-	if err := ValidateToken("run_id", run); err != nil {
+	if err := requireTokens("agent_class", class, "run_id", run); err != nil {
 		return "", err
 	}
 	return AgentPattern{Class: class, Run: run, Type: Control}.Subject()

@@ -1,0 +1,5 @@
+//go:build race
+
+package topic
+
+const raceEnabled = true
