@@ -3,11 +3,12 @@ package bus
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
 // Header holds NATS message headers. Keys are kept exactly as given (NATS
-// headers are case-sensitive); use HeaderGet for a case-insensitive lookup.
+// headers are case-sensitive); use Lookup for a case-insensitive lookup.
 type Header map[string][]string
 
 // Get returns the first value of key (exact match), or "".
@@ -20,6 +21,50 @@ func (h Header) Get(key string) string {
 
 // Set replaces the values of key.
 func (h Header) Set(key, value string) { h[key] = []string{value} }
+
+// Add appends value to the values of key.
+func (h Header) Add(key, value string) { h[key] = append(h[key], value) }
+
+// Lookup returns the first value of key, matched case-insensitively (an
+// exact match wins), or "".
+func (h Header) Lookup(key string) string {
+	if v := h.Get(key); v != "" {
+		return v
+	}
+	for k, v := range h {
+		if len(v) > 0 && strings.EqualFold(k, key) {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// Clone returns a deep copy of h; nil stays nil.
+func (h Header) Clone() Header {
+	if h == nil {
+		return nil
+	}
+	c := make(Header, len(h))
+	for k, v := range h {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// wireSize is the size of h as NATS encodes it ("NATS/1.0\r\n", one
+// "key: value\r\n" line per value, a closing "\r\n"); 0 for no headers.
+func (h Header) wireSize() int {
+	if len(h) == 0 {
+		return 0
+	}
+	n := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
 
 // Msg is one message as it crosses the bus.
 type Msg struct {
@@ -101,7 +146,28 @@ type ConsumerConfig struct {
 	FilterSubject string
 	AckWait       time.Duration // 0 → 30 s
 	MaxDeliver    int           // 0 → 5
-	MaxAckPending int           // 0 → implementation default
+	MaxAckPending int           // 0 → 1000, the NATS default
+}
+
+// Consumer defaults, the reference runner's settings (spec bus.md §3.1).
+const (
+	DefaultAckWait       = 30 * time.Second
+	DefaultMaxDeliver    = 5
+	DefaultMaxAckPending = 1000
+)
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c ConsumerConfig) WithDefaults() ConsumerConfig {
+	if c.AckWait <= 0 {
+		c.AckWait = DefaultAckWait
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = DefaultMaxDeliver
+	}
+	if c.MaxAckPending <= 0 {
+		c.MaxAckPending = DefaultMaxAckPending
+	}
+	return c
 }
 
 // Delivery is one delivery of a stream message to a durable consumer.
@@ -114,7 +180,8 @@ type Delivery interface {
 	// NumDelivered counts deliveries of this message, starting at 1.
 	NumDelivered() uint64
 	Ack(ctx context.Context) error
-	// Nak asks for redelivery after delay (0: at once).
+	// Nak asks for redelivery after delay (0: at once). The redelivery
+	// counts towards MaxDeliver.
 	Nak(delay time.Duration) error
 	// InProgress resets the ack-wait timer.
 	InProgress() error
@@ -128,7 +195,9 @@ type Delivery interface {
 // Consumer is a running durable consumption.
 type Consumer interface {
 	// Stop stops taking new messages and returns once the handler calls in
-	// flight have returned. Unsettled deliveries are redelivered later.
+	// flight have returned; do not call it from the handler. Unsettled
+	// deliveries are redelivered later (after their AckWait). Deliveries
+	// may still be settled after Stop.
 	Stop() error
 }
 
@@ -139,16 +208,36 @@ type StoredMsg struct {
 	Time time.Time
 }
 
+// StreamInfo is a stream's configuration and state as the bus reports it.
+type StreamInfo struct {
+	Config   StreamConfig
+	Msgs     uint64 // messages stored now
+	FirstSeq uint64
+	LastSeq  uint64
+}
+
 // Streams manages streams and durable consumption.
 type Streams interface {
 	// EnsureStream creates the stream if no stream of that name exists. An
-	// existing stream is left as it is.
+	// existing stream is left as it is, even if its configuration differs
+	// (the reference never reconciles streams, spec bus.md §2).
 	EnsureStream(ctx context.Context, cfg StreamConfig) error
+	// StreamInfo returns the configuration and state of stream name, or an
+	// error wrapping ErrNotFound.
+	StreamInfo(ctx context.Context, name string) (*StreamInfo, error)
+	// DeleteStream removes stream name and its consumers; ErrNotFound if absent.
+	DeleteStream(ctx context.Context, name string) error
 	// Consume starts (or joins) the durable consumer and calls h for each
-	// delivery, from as many goroutines as the implementation chooses.
+	// delivery. The consumer is created if absent; if it exists and its
+	// AckWait, MaxDeliver, MaxAckPending or filter drifted from cfg, it is
+	// updated. Calls of h on one Consumer are serial, as on a NATS
+	// subscription; several Consume calls with the same durable share its
+	// messages like a queue group. ctx bounds the set-up only.
 	Consume(ctx context.Context, cfg ConsumerConfig, h func(Delivery)) (Consumer, error)
+	// DeleteConsumer removes a durable consumer; ErrNotFound if absent.
+	DeleteConsumer(ctx context.Context, stream, durable string) error
 	// NextMsg returns the first message of stream with sequence ≥ seq whose
-	// subject matches filter, or ErrNotFound.
+	// subject matches filter, or ErrNotFound. On NATS it is one round trip.
 	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*StoredMsg, error)
 }
 
@@ -171,4 +260,7 @@ var (
 	ErrClosed          = errors.New("bus: closed")
 	ErrInvalidSubject  = errors.New("bus: invalid subject")
 	ErrPayloadTooLarge = errors.New("bus: payload too large")
+	// ErrSettled is returned when a delivery that was already acked,
+	// naked, terminated or dead-lettered is settled again.
+	ErrSettled = errors.New("bus: delivery already settled")
 )

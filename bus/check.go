@@ -1,0 +1,64 @@
+package bus
+
+import "fmt"
+
+// CheckMsg reports whether m may be published on a bus whose max payload is
+// maxPayload bytes: a valid subject (and reply subject, if any) and data plus
+// encoded headers within the limit. Implementations call it before any I/O.
+func CheckMsg(m *Msg, maxPayload int) error {
+	if m == nil {
+		return fmt.Errorf("%w: nil message", ErrInvalidSubject)
+	}
+	if err := ValidateSubject(m.Subject); err != nil {
+		return err
+	}
+	if m.Reply != "" {
+		if err := ValidateSubject(m.Reply); err != nil {
+			return fmt.Errorf("reply subject: %w", err)
+		}
+	}
+	for k, vs := range m.Header {
+		if err := checkHeader(k, vs); err != nil {
+			return err
+		}
+	}
+	if size := len(m.Data) + m.Header.wireSize(); maxPayload > 0 && size > maxPayload {
+		return &PayloadError{Subject: m.Subject, Size: size, Max: maxPayload}
+	}
+	return nil
+}
+
+func checkHeader(k string, vs []string) error {
+	if k == "" {
+		return fmt.Errorf("bus: empty header key")
+	}
+	for _, r := range k {
+		if r <= ' ' || r == ':' || r >= 0x7f {
+			return fmt.Errorf("bus: header key %q holds %q, not allowed in NATS header keys", k, r)
+		}
+	}
+	for _, v := range vs {
+		for _, r := range v {
+			if r == '\r' || r == '\n' {
+				return fmt.Errorf("bus: header %q has a value with a line break", k)
+			}
+		}
+	}
+	return nil
+}
+
+// PayloadError reports a message larger than the bus's max payload. It
+// matches ErrPayloadTooLarge with errors.Is.
+type PayloadError struct {
+	Subject string
+	Size    int // data plus encoded headers, in bytes
+	Max     int // the server's max_payload
+}
+
+func (e *PayloadError) Error() string {
+	return fmt.Sprintf("bus: payload too large: message to %q is %d bytes (data and headers), over the server's max_payload of %d bytes",
+		e.Subject, e.Size, e.Max)
+}
+
+// Is makes errors.Is(err, ErrPayloadTooLarge) true.
+func (e *PayloadError) Is(target error) bool { return target == ErrPayloadTooLarge }

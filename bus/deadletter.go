@@ -1,0 +1,93 @@
+package bus
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Headers a dead letter carries besides the original message's headers.
+const (
+	HeaderDeadLetterReason     = "Saap-Deadletter-Reason"
+	HeaderDeadLetterSubject    = "Saap-Deadletter-Subject"
+	HeaderDeadLetterStream     = "Saap-Deadletter-Stream"
+	HeaderDeadLetterSeq        = "Saap-Deadletter-Seq"
+	HeaderDeadLetterDeliveries = "Saap-Deadletter-Deliveries"
+)
+
+// DeadLetters says where dead letters go: a message from subject S is
+// republished to Prefix + "." + S, which the stream Stream captures with the
+// subject Prefix + ".>". The zero value means DefaultDeadLetters.
+type DeadLetters struct {
+	Prefix string // default "deadletter"
+	Stream string // default "deadletter_stream"
+}
+
+// DefaultDeadLetters is the protocol's dead-letter layout: subject
+// "deadletter.<original subject>" in stream "deadletter_stream".
+func DefaultDeadLetters() DeadLetters {
+	return DeadLetters{Prefix: "deadletter", Stream: "deadletter_stream"}
+}
+
+func (d DeadLetters) orDefault() DeadLetters {
+	def := DefaultDeadLetters()
+	if d.Prefix == "" {
+		d.Prefix = def.Prefix
+	}
+	if d.Stream == "" {
+		d.Stream = def.Stream
+	}
+	return d
+}
+
+// Subject returns the dead-letter subject for a message from original.
+func (d DeadLetters) Subject(original string) string {
+	return d.orDefault().Prefix + "." + original
+}
+
+// StreamConfig returns the dead-letter stream: file storage, 30 days.
+func (d DeadLetters) StreamConfig() StreamConfig {
+	d = d.orDefault()
+	return StreamConfig{
+		Name:       d.Stream,
+		Subjects:   []string{d.Prefix + ".>"},
+		Storage:    FileStorage,
+		MaxMsgs:    -1,
+		MaxAge:     30 * 24 * time.Hour,
+		Duplicates: 2 * time.Minute,
+	}
+}
+
+// Letter builds the dead letter for a stream message: the original subject
+// under the prefix, the original headers (less NATS's own "Nats-*" headers)
+// and the Saap-Deadletter-* headers. It also returns the msg id to publish it
+// with, so that dead-lettering the same message twice stores it once.
+func (d DeadLetters) Letter(m *Msg, stream string, seq, deliveries uint64, reason string) (*Msg, string) {
+	h := Header{}
+	for k, v := range m.Header {
+		if strings.HasPrefix(strings.ToLower(k), "nats-") {
+			continue
+		}
+		h[k] = append([]string(nil), v...)
+	}
+	h.Set(HeaderDeadLetterReason, oneLine(reason))
+	h.Set(HeaderDeadLetterSubject, m.Subject)
+	h.Set(HeaderDeadLetterStream, stream)
+	h.Set(HeaderDeadLetterSeq, strconv.FormatUint(seq, 10))
+	h.Set(HeaderDeadLetterDeliveries, strconv.FormatUint(deliveries, 10))
+	id := "deadletter:" + stream + ":" + strconv.FormatUint(seq, 10)
+	return &Msg{Subject: d.Subject(m.Subject), Header: h, Data: m.Data}, id
+}
+
+// oneLine keeps a reason usable as a header value.
+func oneLine(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	if s == "" {
+		s = "unspecified"
+	}
+	const maxLen = 1024
+	if len(s) > maxLen {
+		s = s[:maxLen]
+	}
+	return s
+}

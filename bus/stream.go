@@ -1,0 +1,86 @@
+package bus
+
+import (
+	"fmt"
+	"time"
+)
+
+// Reference stream settings (spec bus.md §2).
+const (
+	AgentStreamMaxMsgs    = 10_000_000
+	AgentStreamMaxAge     = 30 * 24 * time.Hour
+	AgentStreamDuplicates = 60 * time.Second
+)
+
+// AgentStream returns the stream of an agent class exactly as the reference
+// creates it: agent_<Class>_stream bound to agent.<Class>.*.*.*.*.*.*.*,
+// file storage, limits retention, 10,000,000 messages, discard old, 30 days,
+// 60 s duplicate window.
+func AgentStream(class string) StreamConfig {
+	return StreamConfig{
+		Name:       "agent_" + class + "_stream",
+		Subjects:   []string{"agent." + class + ".*.*.*.*.*.*.*"},
+		Storage:    FileStorage,
+		MaxMsgs:    AgentStreamMaxMsgs,
+		MaxAge:     AgentStreamMaxAge,
+		Duplicates: AgentStreamDuplicates,
+	}
+}
+
+// RunnerConsumer returns the durable consumer shared by all runners of an
+// agent class: agent_runner_<Class> over the class's control events, AckWait
+// 30 s, MaxDeliver 5 (spec bus.md §3.1).
+func RunnerConsumer(class string) ConsumerConfig {
+	return ConsumerConfig{
+		Stream:        "agent_" + class + "_stream",
+		Durable:       "agent_runner_" + class,
+		FilterSubject: "agent." + class + ".*.*.*.*.control_event.*.*",
+		AckWait:       DefaultAckWait,
+		MaxDeliver:    DefaultMaxDeliver,
+	}
+}
+
+// Validate reports a stream config that no server would accept.
+func (c StreamConfig) Validate() error {
+	if err := validateName("stream", c.Name); err != nil {
+		return err
+	}
+	if len(c.Subjects) == 0 {
+		return fmt.Errorf("bus: stream %q has no subjects", c.Name)
+	}
+	for _, s := range c.Subjects {
+		if err := ValidatePattern(s); err != nil {
+			return fmt.Errorf("stream %q: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// Validate reports a consumer config that no server would accept.
+func (c ConsumerConfig) Validate() error {
+	if err := validateName("stream", c.Stream); err != nil {
+		return err
+	}
+	if err := validateName("durable", c.Durable); err != nil {
+		return err
+	}
+	if c.FilterSubject != "" {
+		if err := ValidatePattern(c.FilterSubject); err != nil {
+			return fmt.Errorf("consumer %q filter: %w", c.Durable, err)
+		}
+	}
+	return nil
+}
+
+// validateName applies JetStream's rules for stream and consumer names.
+func validateName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("bus: empty %s name", kind)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == '.' || r == '*' || r == '>' || r == '/' || r == '\\' || r == 0x7f {
+			return fmt.Errorf("bus: %s name %q holds %q, not allowed in JetStream names", kind, name, r)
+		}
+	}
+	return nil
+}
