@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-
 // readShared reads a file of the shared spec or vectors; it fails the test
 // if the file is missing, since these tests check the code against them.
 func readShared(tb testing.TB, path ...string) string {
