@@ -1,0 +1,257 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// MemoryStore is a Store kept in process memory. It is what tests and the
+// agenttest harness use; a production deployment with more than one replica
+// needs a shared store (NATS KV or Redis).
+type MemoryStore struct {
+	mu      sync.Mutex
+	runs    map[RunKey]*memRun
+	markers map[RunKey]map[string]string
+	threads map[Scope]map[string][]byte
+}
+
+type memRun struct {
+	claims   map[claimID]Outcome
+	done     map[claimID]bool
+	counters map[string]int64
+	context  map[string][]byte
+}
+
+type claimID struct{ step, key string }
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{
+		runs:    map[RunKey]*memRun{},
+		markers: map[RunKey]map[string]string{},
+		threads: map[Scope]map[string][]byte{},
+	}
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+func (m *MemoryStore) run(k RunKey, create bool) *memRun {
+	r := m.runs[k]
+	if r == nil && create {
+		r = &memRun{
+			claims:   map[claimID]Outcome{},
+			done:     map[claimID]bool{},
+			counters: map[string]int64{},
+			context:  map[string][]byte{},
+		}
+		m.runs[k] = r
+	}
+	return r
+}
+
+// Claim implements Store.
+func (m *MemoryStore) Claim(ctx context.Context, run RunKey, req ClaimRequest) (ClaimResult, error) {
+	if err := checkRun(run); err != nil {
+		return ClaimResult{}, err
+	}
+	if req.Step == "" || req.Key == "" {
+		return ClaimResult{}, fmt.Errorf("dispatch: claim needs a step and a key (step %q, key %q)", req.Step, req.Key)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.run(run, true)
+	id := claimID{req.Step, req.Key}
+	n := r.counters[req.Step]
+	if o, ok := r.claims[id]; ok {
+		if r.done[id] {
+			return ClaimResult{Status: Done, Outcome: o, Count: n}, nil
+		}
+		return ClaimResult{Status: Pending, Count: n}, nil
+	}
+	if req.Max > 0 && n >= req.Max {
+		return ClaimResult{Status: Limited, Count: n}, nil
+	}
+	r.claims[id] = Outcome{}
+	n++
+	r.counters[req.Step] = n
+	return ClaimResult{Status: Claimed, Count: n}, nil
+}
+
+// Complete implements Store.
+func (m *MemoryStore) Complete(ctx context.Context, run RunKey, step, key string, o Outcome) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.run(run, false)
+	id := claimID{step, key}
+	if r == nil {
+		return fmt.Errorf("dispatch: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, ErrNotFound)
+	}
+	if _, ok := r.claims[id]; !ok {
+		return fmt.Errorf("dispatch: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, ErrNotFound)
+	}
+	r.claims[id] = o
+	r.done[id] = true
+	return nil
+}
+
+// Count implements Store.
+func (m *MemoryStore) Count(ctx context.Context, run RunKey, step string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.run(run, false); r != nil {
+		return r.counters[step], nil
+	}
+	return 0, nil
+}
+
+// SetMarker implements Store.
+func (m *MemoryStore) SetMarker(ctx context.Context, run RunKey, name, value string) (string, bool, error) {
+	if err := checkRun(run); err != nil {
+		return "", false, err
+	}
+	if name == "" {
+		return "", false, fmt.Errorf("dispatch: marker of run %s/%s needs a name", run.Class, run.Run)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mk := m.markers[run]
+	if mk == nil {
+		mk = map[string]string{}
+		m.markers[run] = mk
+	}
+	if v, ok := mk[name]; ok {
+		return v, false, nil
+	}
+	mk[name] = value
+	return value, true, nil
+}
+
+// Marker implements Store.
+func (m *MemoryStore) Marker(ctx context.Context, run RunKey, name string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.markers[run][name]
+	return v, ok, nil
+}
+
+// scope returns the map of s; with create it makes it.
+func (m *MemoryStore) scope(s Scope, create bool) map[string][]byte {
+	switch s.Kind {
+	case RunScope:
+		r := m.run(RunKey{s.Class, s.ID}, create)
+		if r == nil {
+			return nil
+		}
+		return r.context
+	default:
+		t := m.threads[s]
+		if t == nil && create {
+			t = map[string][]byte{}
+			m.threads[s] = t
+		}
+		return t
+	}
+}
+
+// Get implements Store.
+func (m *MemoryStore) Get(ctx context.Context, s Scope, key string) ([]byte, bool, error) {
+	if err := checkScope(s, key); err != nil {
+		return nil, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.scope(s, false)[key]
+	if !ok {
+		return nil, false, nil
+	}
+	return slices.Clone(v), true, nil
+}
+
+// Set implements Store.
+func (m *MemoryStore) Set(ctx context.Context, s Scope, key string, value []byte) error {
+	if err := checkScope(s, key); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.scope(s, true)[key] = slices.Clone(value)
+	return nil
+}
+
+// Delete implements Store.
+func (m *MemoryStore) Delete(ctx context.Context, s Scope, key string) error {
+	if err := checkScope(s, key); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.scope(s, false), key)
+	return nil
+}
+
+// Keys implements Store.
+func (m *MemoryStore) Keys(ctx context.Context, s Scope) ([]string, error) {
+	if err := checkScope(s, "-"); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sc := m.scope(s, false)
+	keys := make([]string, 0, len(sc))
+	for k := range sc {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// Incr implements Store.
+func (m *MemoryStore) Incr(ctx context.Context, s Scope, key string, delta int64) (int64, error) {
+	if err := checkScope(s, key); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sc := m.scope(s, true)
+	var n int64
+	if v, ok := sc[key]; ok {
+		var err error
+		if n, err = strconv.ParseInt(string(v), 10, 64); err != nil {
+			return 0, fmt.Errorf("dispatch: incr %s %q: %w", s.Kind, key, ErrNotInteger)
+		}
+	}
+	n += delta
+	sc[key] = strconv.AppendInt(nil, n, 10)
+	return n, nil
+}
+
+// DeleteRun implements Store.
+func (m *MemoryStore) DeleteRun(ctx context.Context, run RunKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.runs, run)
+	return nil
+}
+
+func checkRun(run RunKey) error {
+	if run.Class == "" || run.Run == "" {
+		return fmt.Errorf("dispatch: run key needs a class and a run id (class %q, run %q)", run.Class, run.Run)
+	}
+	return nil
+}
+
+func checkScope(s Scope, key string) error {
+	if s.Kind != RunScope && s.Kind != ThreadScope {
+		return fmt.Errorf("dispatch: invalid scope kind %d", int(s.Kind))
+	}
+	if s.Class == "" || s.ID == "" {
+		return fmt.Errorf("dispatch: %s scope needs a class and an id (class %q, id %q)", s.Kind, s.Class, s.ID)
+	}
+	if key == "" {
+		return fmt.Errorf("dispatch: empty key in %s scope %s/%s", s.Kind, s.Class, s.ID)
+	}
+	return nil
+}

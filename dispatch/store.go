@@ -1,0 +1,196 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+)
+
+// RunKey names the state namespace of one run. All run state (claims,
+// counters, markers, run context) is namespaced by agent class and run id
+// (D5), so a delegate that shares a caller's run id cannot touch the
+// caller's state.
+type RunKey struct {
+	Class string
+	Run   string
+}
+
+// ScopeKind says whether a Scope is a run context or a thread context.
+type ScopeKind int
+
+// Scope kinds.
+const (
+	RunScope    ScopeKind = iota + 1 // run context: deleted by Store.DeleteRun
+	ThreadScope                      // thread context: lives across runs
+)
+
+// String returns "run" or "thread".
+func (k ScopeKind) String() string {
+	switch k {
+	case RunScope:
+		return "run"
+	case ThreadScope:
+		return "thread"
+	}
+	return "unknown"
+}
+
+// Scope names a key-value context: the run context of (Class, ID=run id) or
+// the thread context of (Class, ID=thread id) (D5).
+type Scope struct {
+	Kind  ScopeKind
+	Class string
+	ID    string
+}
+
+// RunContext returns the run-context scope of run.
+func (r RunKey) RunContext() Scope { return Scope{Kind: RunScope, Class: r.Class, ID: r.Run} }
+
+// ThreadContext returns the thread-context scope of thread in class.
+func ThreadContext(class, thread string) Scope {
+	return Scope{Kind: ThreadScope, Class: class, ID: thread}
+}
+
+// ClaimStatus is what Store.Claim found or did.
+type ClaimStatus int
+
+// Claim statuses.
+const (
+	// Claimed: the claim did not exist; this call created it and took one
+	// execution slot of the step's counter. Run the step.
+	Claimed ClaimStatus = iota + 1
+	// Pending: the claim exists but was never completed (a crash in the
+	// middle of the step). Run the step again: it is the same execution and
+	// took no new slot (D1, D2).
+	Pending
+	// Done: the claim was completed; skip. ClaimResult.Outcome says how it
+	// ended.
+	Done
+	// Limited: the claim did not exist and the step's counter had reached the
+	// limit; nothing was created. Skip.
+	Limited
+)
+
+// String returns the status name in lower case.
+func (s ClaimStatus) String() string {
+	switch s {
+	case Claimed:
+		return "claimed"
+	case Pending:
+		return "pending"
+	case Done:
+		return "done"
+	case Limited:
+		return "limited"
+	}
+	return "unknown"
+}
+
+// ClaimRequest asks for one execution of a step with one binding.
+type ClaimRequest struct {
+	// Step is the step's name; it also names the step's execution counter.
+	Step string
+	// Key identifies the binding (a hash of the bound control event ids).
+	Key string
+	// Max is the step's max executions per run; 0 means unlimited.
+	Max int64
+}
+
+// Outcome is how a claimed execution ended.
+type Outcome struct {
+	// Failed is true when the step failed and the failure was recorded
+	// instead of ending the run (stop_on_error=false).
+	Failed bool `json:"failed,omitempty"`
+	// Message is the failure's message.
+	Message string `json:"message,omitempty"`
+}
+
+// ClaimResult is the answer of Store.Claim.
+type ClaimResult struct {
+	Status ClaimStatus
+	// Outcome is set when Status is Done.
+	Outcome Outcome
+	// Count is the step's execution counter after the call (after the
+	// increment for Claimed).
+	Count int64
+}
+
+// Marker names. Markers are small values of a run that survive
+// Store.DeleteRun (the reference's step_markers).
+const (
+	// MarkerEnd is set by teardown to "completed" or "crashed".
+	MarkerEnd = "end"
+	// MarkerCleaned is set once teardown deleted the run's state, so a
+	// redelivered terminal event knows there is nothing left to do.
+	MarkerCleaned = "cleaned"
+	// MarkerTerminal is set when this SDK published a StopEvent or
+	// ExceptionEvent for the run; no replica publishes or starts anything for
+	// the run after it (D4).
+	MarkerTerminal = "terminal"
+)
+
+// End marker values.
+const (
+	Completed = "completed"
+	Crashed   = "crashed"
+)
+
+// ErrNotFound is returned by Store.Complete when the claim does not exist
+// (for example because the run was torn down while the step ran).
+var ErrNotFound = errors.New("dispatch: not found")
+
+// ErrNotInteger is returned by Store.Incr when the stored value is not a
+// decimal integer.
+var ErrNotInteger = errors.New("dispatch: value is not an integer")
+
+// Store holds the state of runs and threads that must be shared by all
+// replicas of an agent class: idempotency claims, execution counters,
+// markers, and the run and thread contexts.
+//
+// Every method is safe for concurrent use and atomic as documented; the
+// conformance suite in package storetest checks it. Keys and names are
+// arbitrary non-empty strings (they may contain dots, spaces, slashes or
+// any Unicode); an implementation whose backend restricts key characters
+// must encode them. Values are opaque bytes (JSON in practice).
+//
+// The interface is kept small so that it maps onto NATS KV
+// (create / update-with-revision) and Redis (SETNX, INCRBY, Lua) directly.
+type Store interface {
+	// Claim atomically looks up the claim (run, req.Step, req.Key) and, if it
+	// is absent and the step's counter is below req.Max (or req.Max is 0),
+	// creates it as pending and increments the counter by one. Of concurrent
+	// calls for the same absent claim exactly one returns Claimed; the
+	// counter never exceeds req.Max. Existing claims are reported as Pending
+	// or Done and change nothing.
+	Claim(ctx context.Context, run RunKey, req ClaimRequest) (ClaimResult, error)
+	// Complete records the outcome of a claim, which then reports Done. It
+	// returns ErrNotFound (and stores nothing) if the claim does not exist.
+	// Completing a Done claim again overwrites the outcome.
+	Complete(ctx context.Context, run RunKey, step, key string, o Outcome) error
+	// Count returns the execution counter of step in run (0 if absent).
+	Count(ctx context.Context, run RunKey, step string) (int64, error)
+
+	// SetMarker sets marker name of run to value if it is not set yet. It
+	// returns the marker's value after the call and whether this call set it.
+	// Markers survive DeleteRun.
+	SetMarker(ctx context.Context, run RunKey, name, value string) (current string, created bool, err error)
+	// Marker returns the value of marker name of run, and whether it is set.
+	Marker(ctx context.Context, run RunKey, name string) (string, bool, error)
+
+	// Get returns the value of key in scope, and false if it is absent.
+	Get(ctx context.Context, s Scope, key string) ([]byte, bool, error)
+	// Set stores value under key in scope.
+	Set(ctx context.Context, s Scope, key string, value []byte) error
+	// Delete removes key from scope; deleting an absent key is not an error.
+	Delete(ctx context.Context, s Scope, key string) error
+	// Keys lists the keys of scope, sorted.
+	Keys(ctx context.Context, s Scope) ([]string, error)
+	// Incr atomically adds delta to the integer stored under key (absent
+	// counts as 0) and returns the new value. The value is stored as a
+	// decimal integer, which is also valid JSON; incrementing a value that is
+	// not an integer is an error.
+	Incr(ctx context.Context, s Scope, key string, delta int64) (int64, error)
+
+	// DeleteRun deletes the run's claims, counters and run context. Markers
+	// and every other run's state are kept. It is idempotent.
+	DeleteRun(ctx context.Context, run RunKey) error
+}

@@ -1,0 +1,584 @@
+// Package storetest is the conformance suite for dispatch.Store
+// implementations. Every store (in-memory, NATS KV, Redis) must pass it:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) dispatch.Store { return newMyStore(t) })
+//	}
+//
+// newStore is called once per subtest and must return an empty store (or one
+// whose keys cannot collide with other subtests: the suite uses fresh class
+// names per subtest, so a shared backend works as long as the store does not
+// enumerate foreign keys). Subtests run sequentially; some start goroutines
+// to check atomicity and wait for them before returning.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/dispatch"
+)
+
+// Run runs the conformance suite against stores made by newStore.
+func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s dispatch.Store, c string)
+	}{
+		{"ClaimLifecycle", testClaimLifecycle},
+		{"ClaimFailedOutcome", testClaimFailedOutcome},
+		{"CompleteAbsent", testCompleteAbsent},
+		{"MaxExecutions", testMaxExecutions},
+		{"PendingTakesNoSlot", testPendingTakesNoSlot},
+		{"ConcurrentClaimOneWinner", testConcurrentClaimOneWinner},
+		{"ConcurrentClaimsRespectMax", testConcurrentClaimsRespectMax},
+		{"Markers", testMarkers},
+		{"ConcurrentMarkerOneWinner", testConcurrentMarkerOneWinner},
+		{"Context", testContext},
+		{"Incr", testIncr},
+		{"ConcurrentIncr", testConcurrentIncr},
+		{"Namespaces", testNamespaces},
+		{"DeleteRun", testDeleteRun},
+		{"OddKeys", testOddKeys},
+		{"InvalidInput", testInvalidInput},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			// A class name unique to this subtest and process keeps runs of the
+			// suite apart on a shared backend.
+			c := fmt.Sprintf("Conf%s%d", tc.name, time.Now().UnixNano())
+			tc.fn(t, s, c)
+		})
+	}
+}
+
+func ctx(t *testing.T) context.Context { return t.Context() }
+
+func count(t *testing.T, s dispatch.Store, run dispatch.RunKey, step string) int64 {
+	t.Helper()
+	n, err := s.Count(ctx(t), run, step)
+	if err != nil {
+		t.Fatalf("Count(%s): %v", step, err)
+	}
+	return n
+}
+
+func incr(t *testing.T, s dispatch.Store, sc dispatch.Scope, key string, delta int64) int64 {
+	t.Helper()
+	n, err := s.Incr(ctx(t), sc, key, delta)
+	if err != nil {
+		t.Fatalf("Incr(%s, %d): %v", key, delta, err)
+	}
+	return n
+}
+
+func keys(t *testing.T, s dispatch.Store, sc dispatch.Scope) []string {
+	t.Helper()
+	k, err := s.Keys(ctx(t), sc)
+	if err != nil {
+		t.Fatalf("Keys: %v", err)
+	}
+	return k
+}
+
+func claim(t *testing.T, s dispatch.Store, run dispatch.RunKey, step, key string, max int64) dispatch.ClaimResult {
+	t.Helper()
+	r, err := s.Claim(ctx(t), run, dispatch.ClaimRequest{Step: step, Key: key, Max: max})
+	if err != nil {
+		t.Fatalf("Claim(%s, %s): %v", step, key, err)
+	}
+	return r
+}
+
+func wantClaim(t *testing.T, got dispatch.ClaimResult, status dispatch.ClaimStatus, count int64) {
+	t.Helper()
+	if got.Status != status || got.Count != count {
+		t.Fatalf("Claim = {%v count %d}, want {%v count %d}", got.Status, got.Count, status, count)
+	}
+}
+
+func testClaimLifecycle(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	wantClaim(t, claim(t, s, run, "s", "k1", 0), dispatch.Claimed, 1)
+	wantClaim(t, claim(t, s, run, "s", "k1", 0), dispatch.Pending, 1)
+	if err := s.Complete(ctx(t), run, "s", "k1", dispatch.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(t, s, run, "s", "k1", 0)
+	wantClaim(t, got, dispatch.Done, 1)
+	if got.Outcome != (dispatch.Outcome{}) {
+		t.Fatalf("Outcome = %+v, want success", got.Outcome)
+	}
+	// Another key of the same step is another execution.
+	wantClaim(t, claim(t, s, run, "s", "k2", 0), dispatch.Claimed, 2)
+	// Another step has its own counter.
+	wantClaim(t, claim(t, s, run, "t", "k1", 0), dispatch.Claimed, 1)
+	if n := count(t, s, run, "s"); n != 2 {
+		t.Fatalf("Count(s) = %d, want 2", n)
+	}
+	if n := count(t, s, run, "absent"); n != 0 {
+		t.Fatalf("Count(absent) = %d, want 0", n)
+	}
+}
+
+func testClaimFailedOutcome(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	claim(t, s, run, "s", "k", 0)
+	want := dispatch.Outcome{Failed: true, Message: "boom: ünïcode \"quoted\""}
+	if err := s.Complete(ctx(t), run, "s", "k", want); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(t, s, run, "s", "k", 0)
+	if got.Status != dispatch.Done || got.Outcome != want {
+		t.Fatalf("Claim = %+v, want Done with %+v", got, want)
+	}
+}
+
+func testCompleteAbsent(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	err := s.Complete(ctx(t), run, "s", "nope", dispatch.Outcome{})
+	if !errors.Is(err, dispatch.ErrNotFound) {
+		t.Fatalf("Complete(absent) = %v, want ErrNotFound", err)
+	}
+	// Nothing was stored: the claim is still new.
+	wantClaim(t, claim(t, s, run, "s", "nope", 0), dispatch.Claimed, 1)
+}
+
+func testMaxExecutions(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	wantClaim(t, claim(t, s, run, "s", "k1", 2), dispatch.Claimed, 1)
+	wantClaim(t, claim(t, s, run, "s", "k2", 2), dispatch.Claimed, 2)
+	wantClaim(t, claim(t, s, run, "s", "k3", 2), dispatch.Limited, 2)
+	// Existing claims are still reported at the limit.
+	wantClaim(t, claim(t, s, run, "s", "k1", 2), dispatch.Pending, 2)
+	if err := s.Complete(ctx(t), run, "s", "k2", dispatch.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	wantClaim(t, claim(t, s, run, "s", "k2", 2), dispatch.Done, 2)
+	// A limited request created nothing.
+	if err := s.Complete(ctx(t), run, "s", "k3", dispatch.Outcome{}); !errors.Is(err, dispatch.ErrNotFound) {
+		t.Fatalf("Complete(limited) = %v, want ErrNotFound", err)
+	}
+	if n := count(t, s, run, "s"); n != 2 {
+		t.Fatalf("Count = %d, want 2", n)
+	}
+}
+
+func testPendingTakesNoSlot(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	wantClaim(t, claim(t, s, run, "s", "k1", 1), dispatch.Claimed, 1)
+	for range 3 {
+		wantClaim(t, claim(t, s, run, "s", "k1", 1), dispatch.Pending, 1)
+	}
+	if n := count(t, s, run, "s"); n != 1 {
+		t.Fatalf("Count = %d, want 1", n)
+	}
+}
+
+const workers = 16
+
+// parallel runs fn(i) for i in [0, workers) at once and waits.
+func parallel(fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range workers {
+		wg.Go(func() {
+			<-start
+			fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+func testConcurrentClaimOneWinner(t *testing.T, s dispatch.Store, c string) {
+	for round := range 5 {
+		run := dispatch.RunKey{Class: c, Run: fmt.Sprintf("r%d", round)}
+		var claimed, other atomic.Int64
+		var errs sync.Map
+		parallel(func(i int) {
+			r, err := s.Claim(context.Background(), run, dispatch.ClaimRequest{Step: "s", Key: "same", Max: 3})
+			switch {
+			case err != nil:
+				errs.Store(i, err)
+			case r.Status == dispatch.Claimed:
+				claimed.Add(1)
+			case r.Status == dispatch.Pending:
+				other.Add(1)
+			}
+		})
+		errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
+		if claimed.Load() != 1 || other.Load() != workers-1 {
+			t.Fatalf("round %d: %d Claimed and %d Pending, want 1 and %d", round, claimed.Load(), other.Load(), workers-1)
+		}
+		if n := count(t, s, run, "s"); n != 1 {
+			t.Fatalf("round %d: Count = %d, want 1", round, n)
+		}
+	}
+}
+
+func testConcurrentClaimsRespectMax(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	const max = 5
+	var claimed, limited atomic.Int64
+	var errs sync.Map
+	parallel(func(i int) {
+		r, err := s.Claim(context.Background(), run, dispatch.ClaimRequest{Step: "s", Key: fmt.Sprintf("k%d", i), Max: max})
+		switch {
+		case err != nil:
+			errs.Store(i, err)
+		case r.Status == dispatch.Claimed:
+			claimed.Add(1)
+		case r.Status == dispatch.Limited:
+			limited.Add(1)
+		}
+	})
+	errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
+	if claimed.Load() != max || limited.Load() != workers-max {
+		t.Fatalf("%d Claimed and %d Limited, want %d and %d", claimed.Load(), limited.Load(), max, workers-max)
+	}
+	if n := count(t, s, run, "s"); n != max {
+		t.Fatalf("Count = %d, want %d", n, max)
+	}
+}
+
+func testMarkers(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	if _, ok := must2(t)(s.Marker(ctx(t), run, dispatch.MarkerEnd)); ok {
+		t.Fatal("marker set before SetMarker")
+	}
+	v, created, err := s.SetMarker(ctx(t), run, dispatch.MarkerEnd, dispatch.Completed)
+	if err != nil || !created || v != dispatch.Completed {
+		t.Fatalf("SetMarker = %q, %v, %v; want %q, true, nil", v, created, err, dispatch.Completed)
+	}
+	v, created, err = s.SetMarker(ctx(t), run, dispatch.MarkerEnd, dispatch.Crashed)
+	if err != nil || created || v != dispatch.Completed {
+		t.Fatalf("second SetMarker = %q, %v, %v; want %q, false, nil (first value kept)", v, created, err, dispatch.Completed)
+	}
+	got, ok := must2(t)(s.Marker(ctx(t), run, dispatch.MarkerEnd))
+	if !ok || got != dispatch.Completed {
+		t.Fatalf("Marker = %q, %v; want %q, true", got, ok, dispatch.Completed)
+	}
+	// Markers survive DeleteRun (the reference's "markers survive delete all").
+	if err := s.Set(ctx(t), run.RunContext(), "k", []byte(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := must2(t)(s.Marker(ctx(t), run, dispatch.MarkerEnd)); !ok || got != dispatch.Completed {
+		t.Fatalf("after DeleteRun: Marker = %q, %v; want %q, true", got, ok, dispatch.Completed)
+	}
+	// Markers are per run and per name.
+	if _, ok := must2(t)(s.Marker(ctx(t), dispatch.RunKey{Class: c, Run: "r2"}, dispatch.MarkerEnd)); ok {
+		t.Fatal("marker leaked to another run")
+	}
+	if _, ok := must2(t)(s.Marker(ctx(t), run, dispatch.MarkerTerminal)); ok {
+		t.Fatal("marker leaked to another name")
+	}
+}
+
+func must2(t *testing.T) func(string, bool, error) (string, bool) {
+	return func(v string, ok bool, err error) (string, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return v, ok
+	}
+}
+
+func testConcurrentMarkerOneWinner(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	var created atomic.Int64
+	values := make([]string, workers)
+	var errs sync.Map
+	parallel(func(i int) {
+		v, ok, err := s.SetMarker(context.Background(), run, dispatch.MarkerEnd, fmt.Sprintf("v%d", i))
+		if err != nil {
+			errs.Store(i, err)
+		}
+		if ok {
+			created.Add(1)
+		}
+		values[i] = v
+	})
+	errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
+	if created.Load() != 1 {
+		t.Fatalf("%d SetMarker calls created the marker, want exactly 1", created.Load())
+	}
+	for i, v := range values {
+		if v != values[0] {
+			t.Fatalf("worker %d saw %q, worker 0 saw %q: all must see the winner's value", i, v, values[0])
+		}
+	}
+}
+
+func testContext(t *testing.T, s dispatch.Store, c string) {
+	for _, sc := range []dispatch.Scope{
+		dispatch.RunKey{Class: c, Run: "r1"}.RunContext(),
+		dispatch.ThreadContext(c, "t1"),
+	} {
+		t.Run(sc.Kind.String(), func(t *testing.T) {
+			if keys := keys(t, s, sc); len(keys) != 0 {
+				t.Fatalf("Keys of a new scope = %q, want none", keys)
+			}
+			if _, ok, err := s.Get(ctx(t), sc, "a"); err != nil || ok {
+				t.Fatalf("Get(absent) = %v, %v; want false, nil", ok, err)
+			}
+			val := []byte(`{"x":[1,2,"ü"]}`)
+			for _, k := range []string{"b", "a", "c"} {
+				if err := s.Set(ctx(t), sc, k, val); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, ok, err := s.Get(ctx(t), sc, "a")
+			if err != nil || !ok || string(got) != string(val) {
+				t.Fatalf("Get = %q, %v, %v; want %q, true, nil", got, ok, err, val)
+			}
+			got[0] = 'X' // callers own returned values
+			if again, _, _ := s.Get(ctx(t), sc, "a"); string(again) != string(val) {
+				t.Fatalf("modifying a returned value changed the store: %q", again)
+			}
+			if err := s.Set(ctx(t), sc, "a", []byte(`2`)); err != nil {
+				t.Fatal(err)
+			}
+			if got, _, _ := s.Get(ctx(t), sc, "a"); string(got) != `2` {
+				t.Fatalf("after overwrite Get = %q, want 2", got)
+			}
+			if keys := keys(t, s, sc); !slices.Equal(keys, []string{"a", "b", "c"}) {
+				t.Fatalf("Keys = %q, want [a b c] (sorted)", keys)
+			}
+			if err := s.Delete(ctx(t), sc, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx(t), sc, "b"); err != nil {
+				t.Fatalf("deleting an absent key: %v", err)
+			}
+			if keys := keys(t, s, sc); !slices.Equal(keys, []string{"a", "c"}) {
+				t.Fatalf("Keys after Delete = %q, want [a c]", keys)
+			}
+		})
+	}
+}
+
+func testIncr(t *testing.T, s dispatch.Store, c string) {
+	sc := dispatch.ThreadContext(c, "t1")
+	if n := incr(t, s, sc, "n", 1); n != 1 {
+		t.Fatalf("Incr(absent, 1) = %d, want 1", n)
+	}
+	if n := incr(t, s, sc, "n", 41); n != 42 {
+		t.Fatalf("Incr(1, 41) = %d, want 42", n)
+	}
+	if n := incr(t, s, sc, "n", -50); n != -8 {
+		t.Fatalf("Incr(42, -50) = %d, want -8", n)
+	}
+	// The stored value is a JSON number.
+	raw, ok, err := s.Get(ctx(t), sc, "n")
+	if err != nil || !ok {
+		t.Fatalf("Get after Incr = %v, %v", ok, err)
+	}
+	var v int64
+	if err := json.Unmarshal(raw, &v); err != nil || v != -8 {
+		t.Fatalf("stored value %q decodes to %d, %v; want -8", raw, v, err)
+	}
+	// A value set as JSON integer can be incremented.
+	if err := s.Set(ctx(t), sc, "m", []byte(`10`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := incr(t, s, sc, "m", 5); n != 15 {
+		t.Fatalf("Incr(10, 5) = %d, want 15", n)
+	}
+	if err := s.Set(ctx(t), sc, "s", []byte(`"text"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Incr(ctx(t), sc, "s", 1); !errors.Is(err, dispatch.ErrNotInteger) {
+		t.Fatalf("Incr(non-integer) = %v, want ErrNotInteger", err)
+	}
+	if got, _, _ := s.Get(ctx(t), sc, "s"); string(got) != `"text"` {
+		t.Fatalf("a failed Incr changed the value to %q", got)
+	}
+}
+
+func testConcurrentIncr(t *testing.T, s dispatch.Store, c string) {
+	for _, sc := range []dispatch.Scope{
+		dispatch.RunKey{Class: c, Run: "r1"}.RunContext(),
+		dispatch.ThreadContext(c, "t1"),
+	} {
+		const per = 10
+		seen := make([][]int64, workers)
+		var errs sync.Map
+		parallel(func(i int) {
+			for range per {
+				n, err := s.Incr(context.Background(), sc, "n", 1)
+				if err != nil {
+					errs.Store(i, err)
+					return
+				}
+				seen[i] = append(seen[i], n)
+			}
+		})
+		errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
+		all := slices.Concat(seen...)
+		slices.Sort(all)
+		for i, n := range all {
+			if n != int64(i+1) {
+				t.Fatalf("%s: increments returned %v; want each of 1..%d exactly once", sc.Kind, all, workers*per)
+			}
+		}
+		if len(all) != workers*per {
+			t.Fatalf("%s: %d increments returned, want %d", sc.Kind, len(all), workers*per)
+		}
+	}
+}
+
+func testNamespaces(t *testing.T, s dispatch.Store, c string) {
+	// Same run id, two classes (D5), and a thread whose id equals the run id.
+	a := dispatch.RunKey{Class: c + "A", Run: "shared"}
+	b := dispatch.RunKey{Class: c + "B", Run: "shared"}
+	th := dispatch.ThreadContext(a.Class, "shared")
+	for _, sc := range []dispatch.Scope{a.RunContext(), b.RunContext(), th} {
+		if err := s.Set(ctx(t), sc, "who", []byte(`"`+sc.Class+sc.Kind.String()+`"`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim(t, s, a, "s", "k", 0)
+	wantClaim(t, claim(t, s, b, "s", "k", 0), dispatch.Claimed, 1)
+	if _, _, err := s.SetMarker(ctx(t), a, dispatch.MarkerEnd, dispatch.Completed); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := must2(t)(s.Marker(ctx(t), b, dispatch.MarkerEnd)); ok {
+		t.Fatal("a marker of class A is visible in class B")
+	}
+	if err := s.DeleteRun(ctx(t), a); err != nil {
+		t.Fatal(err)
+	}
+	// A's run state is gone; B's run and A's thread are untouched.
+	if keys := keys(t, s, a.RunContext()); len(keys) != 0 {
+		t.Fatalf("run context of A after DeleteRun: %q", keys)
+	}
+	for _, sc := range []dispatch.Scope{b.RunContext(), th} {
+		got, ok, err := s.Get(ctx(t), sc, "who")
+		if want := `"` + sc.Class + sc.Kind.String() + `"`; err != nil || !ok || string(got) != want {
+			t.Fatalf("%s scope of %s: Get = %q, %v, %v; want %s", sc.Kind, sc.Class, got, ok, err, want)
+		}
+	}
+	wantClaim(t, claim(t, s, b, "s", "k", 0), dispatch.Pending, 1)
+	if n := count(t, s, b, "s"); n != 1 {
+		t.Fatalf("Count of B = %d, want 1", n)
+	}
+	// Thread scopes of two classes are apart too.
+	if _, ok, _ := s.Get(ctx(t), dispatch.ThreadContext(b.Class, "shared"), "who"); ok {
+		t.Fatal("thread context of class A is visible in class B")
+	}
+}
+
+func testDeleteRun(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	other := dispatch.RunKey{Class: c, Run: "r2"}
+	for _, r := range []dispatch.RunKey{run, other} {
+		claim(t, s, r, "s", "k1", 0)
+		claim(t, s, r, "s", "k2", 0)
+		if err := s.Complete(ctx(t), r, "s", "k1", dispatch.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set(ctx(t), r.RunContext(), "x", []byte(`1`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Incr(ctx(t), r.RunContext(), "n", 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatalf("second DeleteRun: %v", err)
+	}
+	if err := s.DeleteRun(ctx(t), dispatch.RunKey{Class: c, Run: "never"}); err != nil {
+		t.Fatalf("DeleteRun of an unknown run: %v", err)
+	}
+	if n := count(t, s, run, "s"); n != 0 {
+		t.Fatalf("Count after DeleteRun = %d, want 0", n)
+	}
+	if keys := keys(t, s, run.RunContext()); len(keys) != 0 {
+		t.Fatalf("run context after DeleteRun = %q, want empty", keys)
+	}
+	wantClaim(t, claim(t, s, run, "s", "k1", 0), dispatch.Claimed, 1)
+	// The other run is untouched.
+	wantClaim(t, claim(t, s, other, "s", "k1", 0), dispatch.Done, 2)
+	wantClaim(t, claim(t, s, other, "s", "k2", 0), dispatch.Pending, 2)
+	if keys := keys(t, s, other.RunContext()); !slices.Equal(keys, []string{"n", "x"}) {
+		t.Fatalf("other run's context = %q, want [n x]", keys)
+	}
+}
+
+func testOddKeys(t *testing.T, s dispatch.Store, c string) {
+	odd := []string{"a.b", "a b", "a/b", "a:b", "ü-日本", "*", ">", "a\\b", "x=y", "_agent_config", "%2F", strings.Repeat("k", 200)}
+	run := dispatch.RunKey{Class: c + "_ö", Run: "run:ü-1"}
+	for _, sc := range []dispatch.Scope{run.RunContext(), dispatch.ThreadContext(run.Class, "thread-ü:1")} {
+		for i, k := range odd {
+			if err := s.Set(ctx(t), sc, k, fmt.Appendf(nil, "%d", i)); err != nil {
+				t.Fatalf("Set(%q): %v", k, err)
+			}
+		}
+		for i, k := range odd {
+			got, ok, err := s.Get(ctx(t), sc, k)
+			if err != nil || !ok || string(got) != fmt.Sprint(i) {
+				t.Fatalf("Get(%q) = %q, %v, %v; want %d", k, got, ok, err, i)
+			}
+		}
+		want := slices.Sorted(slices.Values(odd))
+		if keys := keys(t, s, sc); !slices.Equal(keys, want) {
+			t.Fatalf("Keys = %q, want %q", keys, want)
+		}
+	}
+	for _, step := range []string{"step.with.dots", "step with space", "ß"} {
+		for i, key := range odd {
+			wantClaim(t, claim(t, s, run, step, key, 0), dispatch.Claimed, int64(i+1))
+		}
+	}
+	if _, created, err := s.SetMarker(ctx(t), run, "odd.marker name", "v"); err != nil || !created {
+		t.Fatalf("SetMarker with an odd name = %v, %v", created, err)
+	}
+}
+
+func testInvalidInput(t *testing.T, s dispatch.Store, c string) {
+	bad := []dispatch.RunKey{{Class: "", Run: "r"}, {Class: c, Run: ""}}
+	for _, run := range bad {
+		if _, err := s.Claim(ctx(t), run, dispatch.ClaimRequest{Step: "s", Key: "k"}); err == nil {
+			t.Errorf("Claim(%+v) succeeded, want an error", run)
+		}
+		if _, _, err := s.SetMarker(ctx(t), run, dispatch.MarkerEnd, "x"); err == nil {
+			t.Errorf("SetMarker(%+v) succeeded, want an error", run)
+		}
+		if err := s.Set(ctx(t), run.RunContext(), "k", []byte(`1`)); err == nil {
+			t.Errorf("Set in %+v succeeded, want an error", run)
+		}
+	}
+	run := dispatch.RunKey{Class: c, Run: "r"}
+	if _, err := s.Claim(ctx(t), run, dispatch.ClaimRequest{Step: "", Key: "k"}); err == nil {
+		t.Error("Claim with an empty step succeeded, want an error")
+	}
+	if _, err := s.Claim(ctx(t), run, dispatch.ClaimRequest{Step: "s", Key: ""}); err == nil {
+		t.Error("Claim with an empty key succeeded, want an error")
+	}
+	if err := s.Set(ctx(t), run.RunContext(), "", []byte(`1`)); err == nil {
+		t.Error("Set with an empty key succeeded, want an error")
+	}
+	if _, err := s.Incr(ctx(t), run.RunContext(), "", 1); err == nil {
+		t.Error("Incr with an empty key succeeded, want an error")
+	}
+	if _, err := s.Keys(ctx(t), dispatch.Scope{Class: c, ID: "x"}); err == nil {
+		t.Error("Keys of a scope without a kind succeeded, want an error")
+	}
+}
