@@ -1,0 +1,351 @@
+package step
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/saap-go/agent/event"
+)
+
+var (
+	contextType = reflect.TypeFor[Context]()
+	errorType   = reflect.TypeFor[error]()
+	eventType   = reflect.TypeFor[event.Event]()
+	boolType    = reflect.TypeFor[bool]()
+)
+
+// member is one accepted event type of a parameter.
+type member struct {
+	name string       // wire name
+	typ  reflect.Type // the Go pointer type, e.g. *RetrieveEvent
+}
+
+// binder is the cached plan for one event parameter: how to turn the bound
+// events into the reflect.Value the function takes.
+type binder struct {
+	Param
+	typ     reflect.Type // the parameter's Go type
+	members []member
+	maybe   bool         // wrapped in Maybe
+	inner   reflect.Type // type inside Maybe (== typ when !maybe)
+	union   reflect.Type // the Either type of a single value or of list elements, or nil
+}
+
+// analyzer inspects signatures and records problems on its step.
+type analyzer struct{ step *Step }
+
+// function checks that fn is a func taking (Context, event params...) and
+// returns the parameter plans.
+func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool) {
+	if fn == nil || v.Kind() != reflect.Func {
+		a.step.addProblem(CheckSignature, "the %s is a %T, not a function", what, fn).
+			hint("pass a function or a method value, e.g. step.New(agent.Answer)")
+		return nil, false
+	}
+	if v.IsNil() {
+		a.step.addProblem(CheckSignature, "the %s is a nil function", what).
+			hint("pass a function or a method value, e.g. step.New(agent.Answer)")
+		return nil, false
+	}
+	t := v.Type()
+	if t.IsVariadic() {
+		a.step.addProblem(CheckSignature, "the %s %s is variadic", what, t).
+			hint("declare each input as its own parameter; use a slice type for a list")
+		return nil, false
+	}
+	if t.NumIn() == 0 || t.In(0) != contextType {
+		a.step.addProblem(CheckSignature, "the %s %s does not take a step.Context first", what, t).
+			hint("make the first parameter ctx step.Context")
+		return nil, false
+	}
+	ok := true
+	var params []binder
+	for i := 1; i < t.NumIn(); i++ {
+		b, good := a.param(t.In(i), i, what)
+		ok = ok && good
+		params = append(params, b)
+	}
+	if ok && what == "step" && len(params) == 0 {
+		a.step.addProblem(CheckSignature, "the step %s takes no events, so nothing can trigger it", t).
+			hint("add the event that should start it, e.g. msg *event.UserMessageEvent")
+		ok = false
+	}
+	return params, ok
+}
+
+// param plans one event parameter at position i.
+func (a analyzer) param(t reflect.Type, i int, what string) (binder, bool) {
+	b := binder{typ: t, inner: t}
+	b.Name = fmt.Sprintf("arg%d", i)
+	unsupported := func(why string) (binder, bool) {
+		a.step.addProblem(CheckSignature, "%s parameter %d has type %s, which %s", what, i, t, why).
+			hint("use *E, step.Maybe[*E], []*E, step.Maybe[[]*E], [N]*E or step.Either[*A, *B] with registered event types E")
+		return b, false
+	}
+	if t.Implements(maybeIface) {
+		b.maybe = true
+		b.inner = t.Field(0).Type
+		if b.inner.Implements(maybeIface) {
+			return unsupported("nests Maybe")
+		}
+	}
+	in := b.inner
+	switch {
+	case in.Kind() == reflect.Slice:
+		b.Kind = List
+		if b.maybe {
+			b.Kind = OptionalList
+		}
+		ok := a.elements(&b, in.Elem(), i, what)
+		return b, ok
+	case in.Kind() == reflect.Array:
+		if b.maybe {
+			return unsupported("makes a fixed-size list optional (it never blocks anyway until complete)")
+		}
+		b.Kind = Fixed
+		b.Size = in.Len()
+		if b.Size == 0 {
+			a.step.addProblem(CheckSignature, "%s parameter %d is the array %s of size 0, which can never be filled", what, i, t).
+				hint("give the array the number of events to wait for, e.g. [2]*W")
+			return b, false
+		}
+		ok := a.elements(&b, in.Elem(), i, what)
+		return b, ok
+	default:
+		b.Kind = Single
+		if b.maybe {
+			b.Kind = Optional
+		}
+		ok := a.elements(&b, in, i, what)
+		return b, ok
+	}
+}
+
+// elements resolves the event type(s) of one value or of list elements: a
+// registered event pointer or an Either of them.
+func (a analyzer) elements(b *binder, t reflect.Type, i int, what string) bool {
+	if t.Implements(eitherIface) && t.Kind() == reflect.Struct {
+		b.union = t
+		ok := true
+		for f := range t.Fields() {
+			m, good := a.eventMember(f.Type, i, what)
+			ok = ok && good
+			b.members = append(b.members, m)
+		}
+		if ok {
+			for j, m := range b.members {
+				if slices.ContainsFunc(b.members[:j], func(o member) bool { return o.typ == m.typ }) {
+					a.step.addProblem(CheckSignature, "%s parameter %d lists %s twice in its union", what, i, m.name).
+						hint("name each event type once")
+					ok = false
+				}
+			}
+		}
+		b.Names = memberNames(b.members)
+		return ok
+	}
+	m, ok := a.eventMember(t, i, what)
+	b.members = []member{m}
+	b.Names = memberNames(b.members)
+	return ok
+}
+
+func memberNames(ms []member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.name
+	}
+	return out
+}
+
+// eventMember resolves a Go type to a registered event.
+func (a analyzer) eventMember(t reflect.Type, i int, what string) (member, bool) {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		a.step.addProblem(CheckSignature, "%s parameter %d has the type %s, which is not a pointer to an event struct", what, i, t).
+			hint("declare inputs as pointers to registered event types, e.g. q *QuestionEvent")
+		return member{typ: t, name: readable(t)}, false
+	}
+	name, ok := wireName(t)
+	if !ok {
+		a.step.addProblem(CheckUnregistered, "%s parameter %d uses %s, which is not a registered event type", what, i, t).
+			hint(fmt.Sprintf("register it once, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
+		return member{typ: t, name: t.Elem().Name()}, false
+	}
+	return member{typ: t, name: name}, true
+}
+
+// wireName is the registered wire name of the event pointer type t.
+func wireName(t reflect.Type) (string, bool) {
+	if t.Kind() == reflect.Pointer {
+		if et, ok := event.TypeByGo(t.Elem()); ok {
+			return et.Name, true
+		}
+	}
+	if et, ok := event.TypeByGo(t); ok {
+		return et.Name, true
+	}
+	return "", false
+}
+
+// publicParams exposes the parameter descriptions.
+func publicParams(bs []binder) []Param {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]Param, len(bs))
+	for i, b := range bs {
+		out[i] = b.Param
+	}
+	return out
+}
+
+// triggerNames is the sorted set of every accepted name.
+func triggerNames(bs []binder) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Names...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// readable renders a parameter or result type for messages.
+func readable(t reflect.Type) string { return t.String() }
+
+// resultShape is how a step's results turn into outputs.
+type resultShape int
+
+const (
+	resNone       resultShape = iota // error only
+	resPointer                       // *X
+	resSlice                         // []*X
+	resEvent                         // event.Event
+	resEventSlice                    // []event.Event
+	resEither                        // Either[...]
+	resEitherList                    // []Either[...]
+)
+
+// resultPlan is the cached plan for a step's results.
+type resultPlan struct {
+	shape    resultShape
+	declared []string // declared output names (result type plus Emits)
+}
+
+func (r resultPlan) outputs() []string { return r.declared }
+
+// results plans the result list of a step.
+func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
+	var rp resultPlan
+	bad := func() resultPlan {
+		a.step.addProblem(CheckSignature, "the step %s returns %s, which is not a supported result", t, resultList(t)).
+			hint("return error, (*E, error), ([]*E, error), (step.Either[*A, *B], error), or (event.Event, error) / ([]event.Event, error) with step.Emits(...)")
+		return rp
+	}
+	n := t.NumOut()
+	if n == 0 || n > 2 || t.Out(n-1) != errorType {
+		return bad()
+	}
+	var names []string
+	if n == 2 {
+		out := t.Out(0)
+		switch {
+		case out == eventType:
+			rp.shape = resEvent
+		case out.Kind() == reflect.Slice && out.Elem() == eventType:
+			rp.shape = resEventSlice
+		case out.Implements(eitherIface) && out.Kind() == reflect.Struct:
+			rp.shape = resEither
+			for f := range out.Fields() {
+				m, ok := a.resultMember(f.Type)
+				if !ok {
+					return rp
+				}
+				names = append(names, m)
+			}
+		case out.Kind() == reflect.Slice && out.Elem().Implements(eitherIface) && out.Elem().Kind() == reflect.Struct:
+			rp.shape = resEitherList
+			for f := range out.Elem().Fields() {
+				m, ok := a.resultMember(f.Type)
+				if !ok {
+					return rp
+				}
+				names = append(names, m)
+			}
+		case out.Kind() == reflect.Pointer:
+			rp.shape = resPointer
+			m, ok := a.resultMember(out)
+			if !ok {
+				return rp
+			}
+			names = append(names, m)
+		case out.Kind() == reflect.Slice && out.Elem().Kind() == reflect.Pointer:
+			rp.shape = resSlice
+			m, ok := a.resultMember(out.Elem())
+			if !ok {
+				return rp
+			}
+			names = append(names, m)
+		default:
+			return bad()
+		}
+	}
+	for _, e := range emits {
+		if e == nil {
+			a.step.addProblem(CheckSignature, "step.Emits got a nil interface").
+				hint("pass typed samples such as (*Answer)(nil)")
+			continue
+		}
+		m, ok := a.resultMember(reflect.TypeOf(e))
+		if ok {
+			names = append(names, m)
+		}
+	}
+	if (rp.shape == resEvent || rp.shape == resEventSlice) && len(emits) == 0 {
+		a.step.addProblem(CheckSignature, "the step returns %s but declares no output types", t.Out(0)).
+			hint("list what it may return: step.Emits((*A)(nil), (*B)(nil))")
+	}
+	slices.Sort(names)
+	rp.declared = slices.Compact(names)
+	return rp
+}
+
+func (a analyzer) resultMember(t reflect.Type) (string, bool) {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		a.step.addProblem(CheckSignature, "the step returns %s, which is not a pointer to an event struct", t).
+			hint("return pointers to registered event types, e.g. *AnswerEvent")
+		return "", false
+	}
+	name, ok := wireName(t)
+	if !ok {
+		a.step.addProblem(CheckUnregistered, "the step returns %s, which is not a registered event type", t).
+			hint(fmt.Sprintf("register it once, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
+		return "", false
+	}
+	return name, true
+}
+
+// preResults checks that a precondition returns (bool, error).
+func (a analyzer) preResults(t reflect.Type) bool {
+	if t.NumOut() != 2 || t.Out(0) != boolType || t.Out(1) != errorType {
+		a.step.addProblem(CheckSignature, "the precondition %s returns %s, not (bool, error)", t, resultList(t)).
+			hint("return (true, nil) to let the step run, (false, nil) to wait")
+		return false
+	}
+	return true
+}
+
+func resultList(t reflect.Type) string {
+	if t.NumOut() == 0 {
+		return "nothing"
+	}
+	parts := make([]string, t.NumOut())
+	for i := range parts {
+		parts[i] = t.Out(i).String()
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
