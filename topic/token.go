@@ -46,14 +46,13 @@ func (e *TokenError) detail() string {
 	b.WriteByte(' ')
 	b.WriteString(strconv.Quote(clip(e.Value)))
 	b.WriteString(": ")
-	b.WriteString(e.Reason)
 	if e.Pos >= 0 {
-		if e.Char == utf8.RuneError {
-			fmt.Fprintf(&b, " at byte %d", e.Pos)
-		} else {
-			fmt.Fprintf(&b, " %q (%U) at byte %d", e.Char, e.Char, e.Pos)
+		if e.Char != utf8.RuneError {
+			fmt.Fprintf(&b, "%q (%U) ", e.Char, e.Char)
 		}
+		fmt.Fprintf(&b, "at byte %d: ", e.Pos)
 	}
+	b.WriteString(e.Reason)
 	return b.String()
 }
 
@@ -76,14 +75,15 @@ func (e *SubjectError) Error() string {
 	}
 	b.WriteString("subject ")
 	b.WriteString(strconv.Quote(clip(e.Subject)))
-	b.WriteString(": ")
 	var te *TokenError
 	if errors.As(e.Err, &te) {
-		b.WriteString(te.detail())
 		if e.Pos >= 0 {
-			fmt.Fprintf(&b, " (byte %d of the subject)", e.Pos)
+			fmt.Fprintf(&b, " at byte %d", e.Pos)
 		}
+		b.WriteString(": ")
+		b.WriteString(te.detail())
 	} else {
+		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
 	return b.String()
@@ -151,9 +151,9 @@ func checkToken(name, v string) *TokenError {
 func reason(r rune) string {
 	switch {
 	case r == '.':
-		return "'.' separates tokens"
+		return "a dot separates tokens"
 	case r == '*' || r == '>':
-		return "wildcard character (use a pattern builder)"
+		return "wildcard (only pattern builders may use it)"
 	case unicode.IsSpace(r):
 		return "whitespace"
 	default:

@@ -252,13 +252,13 @@ func TestParseSubjects(t *testing.T) {
 		{"", `topic: subject "": subject does not match the grammar: unknown root ""`},
 		{"agent.X", `topic: agent subject "agent.X": subject does not match the grammar: 2 tokens, want 9`},
 		{"agent.>", "2 tokens, want 9"},
-		{"agent.X.i.t.d.r.control_event.N.>", `invalid event_id ">": wildcard character (use a pattern builder) '>' (U+003E) at byte 0 (byte 32 of the subject)`},
+		{"agent.X.i.t.d.r.control_event.N.>", `"agent.X.i.t.d.r.control_event.N.>" at byte 32: invalid event_id ">": '>' (U+003E) at byte 0: wildcard (only pattern builders may use it)`},
 		{"agent.X.i.t.d.r.control_event..e", `invalid event_name "": empty`},
 		{"pipeline.a.b.to.c.d.k.N.e", `unknown root "pipeline"`},
 		{"aihub.user.agent.X.i.j", `root "aihub.user", want "aihub.rpc"`},
 		{"process.P.i.w.done.N.e", `invalid event_type "done": want "work", "work_request" or "*"`},
 		{"class_discovery.bot.X.*.request.c", `invalid kind "bot": want "agent" or "process"`},
-		{"agent.X.i.t\u00a0x.d.r.control_event.N.e", `invalid thread_id "t\u00a0x": whitespace '\u00a0' (U+00A0) at byte 1 (byte 11 of the subject)`},
+		{"agent.X.i.t\u00a0x.d.r.control_event.N.e", `at byte 11: invalid thread_id "t\u00a0x": '\u00a0' (U+00A0) at byte 1: whitespace`},
 	} {
 		v, err := Parse(c.subject)
 		if err == nil || v != nil || !strings.Contains(err.Error(), c.wantErr) {
@@ -281,7 +281,7 @@ func TestValidateToken(t *testing.T) {
 	if te := tokenErr(err); te == nil || te.Pos != 2 || te.Reason != "invalid UTF-8" {
 		t.Errorf("invalid UTF-8: %v", err)
 	}
-	if got := err.Error(); got != `topic: invalid thread_id "ab\xffc": invalid UTF-8 at byte 2` {
+	if got := err.Error(); got != `topic: invalid thread_id "ab\xffc": at byte 2: invalid UTF-8` {
 		t.Errorf("message: %s", got)
 	}
 	long := strings.Repeat("é", 200) + " "
