@@ -1,0 +1,39 @@
+// Package event is the wire-compatible event model of the Swiss AI Agent
+// Protocol: the base fields, the categories (control, display, both), the
+// registry keyed by wire name, the JSON codec and the core event library.
+//
+// An event type is a Go struct named like its wire name that embeds its
+// parent type (and through it Base):
+//
+//	type CondensedEvent struct {
+//		event.ControlEvent
+//		Question string `json:"question" event:"required"`
+//	}
+//
+//	func init() { event.MustRegister[CondensedEvent]() }
+//
+// Registration computes _parent_event_names from the embedded event types
+// (plus WithParents for multiple inheritance and opaque generic names):
+// the type itself first, then its ancestors deepest first, names of equal
+// depth in byte order, so ControlEvent comes before DisplayEvent. BaseEvent
+// is never listed.
+//
+// Marshal writes what the reference writes (wire.md §1.4): every declared
+// field, null when unset, floats always with a fraction, unknown members
+// received with the event, then _event_name and _parent_event_names.
+// Unmarshal reads everything Python producers emit (spaced separators,
+// \uXXXX escapes, NaN and Infinity, both datetime forms, legacy chat
+// messages, any string as event_id) and resolves the Go type the way the
+// reference does: exact wire name first, else the first registered name of
+// the received parent list, else *BaseEvent. An event decoded through that
+// fallback keeps its wire name, parents and unknown fields, answers the
+// category predicates (IsStop, IsControl, ...) from the received list, and
+// never triggers a step (IsFallback, D14).
+//
+// Reading is lenient and producing strict (D13): a missing required field
+// is not a decode error but is reported by Missing, and Validate checks an
+// event before it is produced. Struct tags declare what the reference
+// declares: `event:"required"` for a field without default and
+// `event:"default=<json or text>"` for the default applied when the key is
+// absent on the wire.
+package event

@@ -1,0 +1,100 @@
+package event
+
+import "strings"
+
+// LocaleString is a text in the platform's four locales. Every key is
+// always written; an empty locale is written as null (wire.md §4).
+type LocaleString struct {
+	De string
+	En string
+	Fr string
+	It string
+
+	empty uint8 // locales received as "" rather than null, to write them back
+}
+
+// L builds a LocaleString from the four texts in the order de, en, fr, it.
+func L(de, en, fr, it string) LocaleString { return LocaleString{De: de, En: en, Fr: fr, It: it} }
+
+// Get returns the text for a locale ("de", "en", "fr", "it"), falling back
+// to German, the platform's default locale.
+func (l LocaleString) Get(locale string) string {
+	var s string
+	switch strings.ToLower(locale) {
+	case "en":
+		s = l.En
+	case "fr":
+		s = l.Fr
+	case "it":
+		s = l.It
+	}
+	if s == "" {
+		s = l.De
+	}
+	return s
+}
+
+// Ptr returns a pointer to a copy of l, for the optional display fields.
+func (l LocaleString) Ptr() *LocaleString { return &l }
+
+func (l *LocaleString) slot(key string) (*string, uint8) {
+	switch key {
+	case "de":
+		return &l.De, 1
+	case "en":
+		return &l.En, 2
+	case "fr":
+		return &l.Fr, 4
+	case "it":
+		return &l.It, 8
+	}
+	return nil, 0
+}
+
+func (l *LocaleString) decodeLax(d *decoder) error {
+	*l = LocaleString{}
+	if d.null() {
+		return nil
+	}
+	return d.object(func(key []byte) error {
+		p, bit := l.slot(string(key))
+		if p == nil { // the reference drops unknown keys
+			_, err := d.skip()
+			return err
+		}
+		if d.null() {
+			return nil
+		}
+		d.push(string(key))
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		d.pop()
+		*p = s
+		if s == "" {
+			l.empty |= bit
+		}
+		return nil
+	})
+}
+
+func (l *LocaleString) encodeLax(e *encoder) error {
+	e.buf = append(e.buf, '{')
+	for i, k := range [4]string{"de", "en", "fr", "it"} {
+		if i > 0 {
+			e.buf = append(e.buf, ", "...)
+		}
+		e.buf = append(e.buf, '"')
+		e.buf = append(e.buf, k...)
+		e.buf = append(e.buf, `": `...)
+		p, bit := l.slot(k)
+		if *p == "" && l.empty&bit == 0 {
+			e.buf = append(e.buf, "null"...)
+		} else {
+			e.buf = appendString(e.buf, *p)
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}

@@ -1,0 +1,490 @@
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+func fmtAppendInt(b []byte, n int64) []byte   { return strconv.AppendInt(b, n, 10) }
+func fmtAppendUint(b []byte, n uint64) []byte { return strconv.AppendUint(b, n, 10) }
+func parseFloatString(s string) (float64, error) {
+	return strconv.ParseFloat(s, 64)
+}
+
+var encoders = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 1024)} }}
+
+// Marshal encodes e as the reference writes it: every declared field (null
+// when unset), the unknown members it was received with, then _event_name
+// and _parent_event_names. It fills nothing except the type's default
+// display texts when display_name or display_description is nil; it does
+// not validate (see Validate), so that received events can be forwarded.
+func Marshal(e Event) ([]byte, error) {
+	if e == nil || reflect.ValueOf(e).IsNil() {
+		return nil, fmt.Errorf("event: marshal nil event: %w", ErrInvalid)
+	}
+	enc := encoders.Get().(*encoder)
+	enc.buf = enc.buf[:0]
+	err := enc.event(e)
+	var out []byte
+	if err == nil {
+		out = slices.Clone(enc.buf)
+	}
+	if cap(enc.buf) <= 1<<16 {
+		encoders.Put(enc)
+	}
+	return out, err
+}
+
+// MarshalTo is Marshal appending to dst, for callers that reuse buffers.
+func MarshalTo(dst []byte, e Event) ([]byte, error) {
+	enc := encoder{buf: dst}
+	if err := enc.event(e); err != nil {
+		return dst, err
+	}
+	return enc.buf, nil
+}
+
+var baseEventType = &Type{Name: "BaseEvent", Go: reflect.TypeFor[BaseEvent](), Parents: []string{"BaseEvent"}, set: map[string]struct{}{"BaseEvent": {}}}
+
+func init() {
+	p, err := planFor(baseEventType.Go)
+	if err != nil {
+		panic(err)
+	}
+	baseEventType.plan = p
+}
+
+// typeOfValue is TypeOf, also knowing BaseEvent.
+func typeOfValue(e Event) (*Type, bool) {
+	if t, ok := TypeOf(e); ok {
+		return t, true
+	}
+	if _, ok := e.(*BaseEvent); ok {
+		return baseEventType, true
+	}
+	return nil, false
+}
+
+func (enc *encoder) event(e Event) error {
+	t, ok := typeOfValue(e)
+	if !ok {
+		return fmt.Errorf("event: marshal %T: %w", e, ErrUnregistered)
+	}
+	v := reflect.ValueOf(e).Elem()
+	m := e.EventBase().meta
+	p := t.plan
+	enc.buf = append(enc.buf, '{')
+	comma := false
+	for i := range p.fields {
+		f := &p.fields[i]
+		fv := v.FieldByIndex(f.index)
+		if f.omit && fv.IsZero() {
+			continue
+		}
+		if comma {
+			enc.buf = append(enc.buf, ", "...)
+		}
+		comma = true
+		enc.buf = append(enc.buf, f.key...)
+		if t.display != nil && (i == p.displayName || i == p.displayDesc) && fv.IsNil() {
+			ls := t.display.name
+			if i == p.displayDesc {
+				ls = t.display.description
+			}
+			if err := ls.encodeLax(enc); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.c.enc(enc, fv); err != nil {
+			return fmt.Errorf("event: marshal %s: field %s: %w", t.Name, f.name, err)
+		}
+	}
+	if m != nil {
+		for _, x := range m.extras {
+			if _, declared := p.byName[x.key]; declared || x.key == keyName || x.key == keyParents {
+				continue
+			}
+			if comma {
+				enc.buf = append(enc.buf, ", "...)
+			}
+			comma = true
+			enc.buf = appendString(enc.buf, x.key)
+			enc.buf = append(enc.buf, ": "...)
+			enc.buf = append(enc.buf, x.raw...)
+		}
+	}
+	if comma {
+		enc.buf = append(enc.buf, ", "...)
+	}
+	enc.buf = append(enc.buf, `"_event_name": `...)
+	name := t.Name
+	parents := t.Parents
+	if m != nil && m.fallback {
+		if m.name != "" {
+			name = m.name
+		}
+		parents = m.parents
+	}
+	enc.buf = appendString(enc.buf, name)
+	enc.buf = append(enc.buf, `, "_parent_event_names": [`...)
+	for i, s := range parents {
+		if i > 0 {
+			enc.buf = append(enc.buf, ", "...)
+		}
+		enc.buf = appendString(enc.buf, s)
+	}
+	enc.buf = append(enc.buf, "]}"...)
+	return nil
+}
+
+const (
+	keyName    = "_event_name"
+	keyParents = "_parent_event_names"
+)
+
+// Unmarshal decodes an event the way the reference's
+// BaseEvent.deserialize_event does (wire.md §5), leniently (D13): the exact
+// registered name wins; an unknown name falls back to the first registered
+// name of its parent list (ControlEvent or DisplayEvent become
+// ControlAndDisplayEvent when the list names both), keeping the received
+// name, parents and unknown fields; the last resort is *BaseEvent. Missing
+// required fields are reported by Missing, not as errors.
+func Unmarshal(data []byte) (Event, error) {
+	d := decoder{data: data}
+	return d.eventAs(nil, true)
+}
+
+// UnmarshalAs decodes data as T, like calling deserialize_event on the
+// class T: T is the last resort. A payload naming T decodes exactly; a
+// payload naming another name, or none, decodes as a fallback to T that
+// keeps the received name, parents and unknown fields. A payload naming a
+// registered type that is not T or a subtype of T is ErrTypeMismatch.
+func UnmarshalAs[T any, PT interface {
+	*T
+	Event
+}](data []byte) (PT, error) {
+	d := decoder{data: data}
+	ev, err := d.eventAs(reflect.TypeFor[T](), true)
+	if err != nil {
+		return nil, err
+	}
+	return ev.(PT), nil
+}
+
+type entry struct {
+	key        []byte
+	start, end int
+}
+
+// nestedEvent decodes the event object at the current position. want is
+// the Go struct type the field declares, nil for the Event interface.
+func (d *decoder) nestedEvent(want reflect.Type) (Event, error) {
+	raw, err := d.skip()
+	if err != nil {
+		return nil, err
+	}
+	sub := decoder{data: raw, path: slices.Clone(d.path), event: d.event}
+	return sub.eventAs(want, false)
+}
+
+// eventAs decodes the object in d.data as an event. want restricts the
+// result to one Go struct type (nil: any registered type, BaseEvent last).
+func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
+	var buf [32]entry
+	entries := buf[:0]
+	nameAt, parentsAt := -1, -1
+	err := d.object(func(key []byte) error {
+		d.ws()
+		start := d.pos
+		if _, err := d.skip(); err != nil {
+			return err
+		}
+		switch string(key) {
+		case keyName:
+			nameAt = len(entries)
+		case keyParents:
+			parentsAt = len(entries)
+		}
+		entries = append(entries, entry{key: key, start: start, end: d.pos})
+		return nil
+	})
+	if err == nil && top {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	var name string
+	if nameAt >= 0 {
+		sub := decoder{data: d.data, pos: entries[nameAt].start}
+		if b, err := sub.stringBytes(); err == nil {
+			name = string(b)
+		}
+	}
+	var parents []string
+	parentsList := false
+	if parentsAt >= 0 {
+		sub := decoder{data: d.data, pos: entries[parentsAt].start}
+		if sub.peek() == '[' {
+			parentsList = true
+			parents = []string{}
+			_ = sub.array(func() error {
+				if sub.peek() == '"' {
+					b, err := sub.stringBytes()
+					if err == nil {
+						parents = append(parents, string(b))
+					}
+					return err
+				}
+				_, err := sub.skip()
+				return err
+			})
+		}
+	}
+	if d.event == "" {
+		d.event = name
+	}
+
+	r := reg.Load()
+	var wantT *Type
+	if want != nil {
+		if want == baseEventType.Go {
+			wantT = baseEventType
+		} else if t, ok := r.byGo[want]; ok {
+			wantT = t
+		} else {
+			return nil, d.errf(ErrUnregistered, "%v", want)
+		}
+	}
+
+	// Resolve the Go type: exact name, then ancestry, then the last resort.
+	var t *Type
+	fallback := true
+	if x, ok := r.byName[name]; ok && name != "" {
+		switch {
+		case wantT == nil || x == wantT:
+			t, fallback = x, false
+		case x.IsA(wantT.Name) && x.Go != wantT.Go:
+			t = wantT
+			if !parentsList {
+				parents, parentsList = x.Parents, true
+			}
+		default:
+			return nil, d.errf(ErrTypeMismatch, "%s is not a %s", name, wantT.Name)
+		}
+	} else if wantT != nil {
+		t = wantT
+	} else {
+		if parentsList {
+			for _, p := range parents {
+				x, ok := r.byName[p]
+				if !ok {
+					continue
+				}
+				if (p == "ControlEvent" && slices.Contains(parents, "DisplayEvent")) ||
+					(p == "DisplayEvent" && slices.Contains(parents, "ControlEvent")) {
+					if cad, ok := r.byName["ControlAndDisplayEvent"]; ok {
+						x = cad
+					}
+				}
+				t = x
+				break
+			}
+		}
+		if t == nil {
+			t = baseEventType
+		}
+	}
+	if !fallback && d.event != t.Name {
+		d.event = t.Name
+	}
+
+	pv := reflect.New(t.Go)
+	ev := pv.Interface().(Event)
+	b := ev.EventBase()
+	var m *meta
+	if fallback {
+		if parents == nil {
+			parents = []string{}
+		}
+		m = &meta{fallback: true, name: name, parents: parents}
+	}
+	v := pv.Elem()
+	p := t.plan
+	var seenBuf [64]bool
+	var seen []bool
+	if len(p.fields) <= len(seenBuf) {
+		seen = seenBuf[:len(p.fields)]
+	} else {
+		seen = make([]bool, len(p.fields))
+	}
+	for _, en := range entries {
+		i, ok := p.byName[string(en.key)]
+		if !ok {
+			if string(en.key) == keyName || string(en.key) == keyParents {
+				continue
+			}
+			if m == nil {
+				m = &meta{}
+			}
+			k := string(en.key)
+			raw := slices.Clone(d.data[en.start:en.end])
+			if j := slices.IndexFunc(m.extras, func(x extra) bool { return x.key == k }); j >= 0 {
+				m.extras[j].raw = raw
+			} else {
+				m.extras = append(m.extras, extra{key: k, raw: raw})
+			}
+			continue
+		}
+		f := &p.fields[i]
+		seen[i] = true
+		d.pos = en.start
+		d.push(f.name)
+		if err := f.c.dec(d, v.FieldByIndex(f.index)); err != nil {
+			return nil, err
+		}
+		d.pop()
+	}
+	missing := d.missing
+	d.missing = nil
+	if err := d.unseen(p, v, seen); err != nil {
+		return nil, err
+	}
+	missing = append(missing, d.missing...)
+	if len(missing) > 0 {
+		if m == nil {
+			m = &meta{}
+		}
+		m.missing = missing
+	}
+	if i, ok := p.byName["event_id"]; !ok || !seen[i] || b.EventID == "" && isNullAt(d.data, entries, "event_id") {
+		b.EventID = NewID()
+	}
+	if i, ok := p.byName["created_at"]; !ok || !seen[i] || b.CreatedAt == 0 && isNullAt(d.data, entries, "created_at") {
+		b.CreatedAt = time.Now().UnixNano()
+	}
+	if t.display != nil {
+		fillDisplay(t, v)
+	}
+	b.meta = m
+	return ev, nil
+}
+
+func isNullAt(data []byte, entries []entry, key string) bool {
+	for _, en := range entries {
+		if string(en.key) == key {
+			return string(data[en.start:en.end]) == "null"
+		}
+	}
+	return false
+}
+
+// fillDisplay replaces nil display texts by the type's defaults (wire.md §4).
+func fillDisplay(t *Type, v reflect.Value) {
+	p := t.plan
+	if p.displayName >= 0 {
+		if f := v.FieldByIndex(p.fields[p.displayName].index); f.IsNil() {
+			ls := t.display.name
+			f.Set(reflect.ValueOf(&ls))
+		}
+	}
+	if p.displayDesc >= 0 {
+		if f := v.FieldByIndex(p.fields[p.displayDesc].index); f.IsNil() {
+			ls := t.display.description
+			f.Set(reflect.ValueOf(&ls))
+		}
+	}
+}
+
+// anyValue decodes a value into any: map[string]any, []any, string,
+// json.Number (NaN and the infinities included), bool or nil.
+func (d *decoder) anyValue() (any, error) {
+	switch d.peek() {
+	case '{':
+		m := map[string]any{}
+		err := d.object(func(key []byte) error {
+			x, err := d.anyValue()
+			m[string(key)] = x
+			return err
+		})
+		return m, err
+	case '[':
+		s := []any{}
+		err := d.array(func() error {
+			x, err := d.anyValue()
+			s = append(s, x)
+			return err
+		})
+		return s, err
+	case '"':
+		return d.str()
+	case 't', 'f', 'n':
+		raw, err := d.skip()
+		if err != nil {
+			return nil, err
+		}
+		switch string(raw) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, nil
+	default:
+		raw, _, err := d.number()
+		if err != nil {
+			return nil, err
+		}
+		return json.Number(raw), nil
+	}
+}
+
+// Validate checks that e may be produced (D13): it has an event_id and a
+// created_at, no required field was missing on the wire, required pointer,
+// slice, map and interface fields are set, and the type's own constraints
+// hold (literal sets, patterns). The error is a *ValidationError.
+func Validate(e Event) error {
+	t, ok := typeOfValue(e)
+	if !ok {
+		return fmt.Errorf("event: validate %T: %w", e, ErrUnregistered)
+	}
+	b := e.EventBase()
+	if b.EventID == "" {
+		return &ValidationError{Event: Name(e), Field: "event_id", Hint: "empty; call Stamp or set an id"}
+	}
+	if b.CreatedAt == 0 {
+		return &ValidationError{Event: Name(e), Field: "created_at", Hint: "zero; call Stamp or set a time"}
+	}
+	if mis := Missing(e); len(mis) > 0 {
+		return &ValidationError{Event: Name(e), Field: mis[0], Hint: "required field was missing when the event was read"}
+	}
+	v := reflect.ValueOf(e).Elem()
+	for i := range t.plan.fields {
+		f := &t.plan.fields[i]
+		if !f.required {
+			continue
+		}
+		switch fv := v.FieldByIndex(f.index); fv.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			if fv.IsNil() {
+				return &ValidationError{Event: Name(e), Field: f.name, Hint: "required field is not set"}
+			}
+		}
+	}
+	if c, ok := e.(interface{ validateFields() error }); ok {
+		if err := c.validateFields(); err != nil {
+			if ve, ok := err.(*ValidationError); ok && ve.Event == "" {
+				ve.Event = Name(e)
+			}
+			return err
+		}
+	}
+	return nil
+}
