@@ -24,7 +24,7 @@ func paramLabel(p Param) string { return p.Name + ": " + p.typeString() }
 func (v *validator) inputs(steps []*Step) {
 	for _, s := range steps {
 		seen := map[string]bool{}
-		check := func(ps []Param, who string) {
+		check := func(ps []Param, who, what string) {
 			for _, p := range ps {
 				for _, n := range p.Names {
 					if seen[n] || !registered(n) {
@@ -34,7 +34,7 @@ func (v *validator) inputs(steps []*Step) {
 					switch {
 					case isStop(n) || isA(n, nameException):
 						v.add(Problem{Check: CheckStopInput, Step: s.name,
-							Message: fmt.Sprintf("%s %s takes '%s', a terminal event: the run ends when it arrives, so the %s could never run on it", who, v.where(s), paramLabel(p), strings.TrimSuffix(who, " of")),
+							Message: fmt.Sprintf("%s %s takes '%s', a terminal event: the run ends when it arrives, so the %s could never run on it", who, v.where(s), paramLabel(p), what),
 							Hint:    "nothing may follow a StopEvent or ExceptionEvent (D4); react before the end, e.g. in the step that emits it"})
 					case !isA(n, nameControl):
 						v.add(Problem{Check: CheckDisplayInput, Step: s.name,
@@ -44,8 +44,8 @@ func (v *validator) inputs(steps []*Step) {
 				}
 			}
 		}
-		check(s.pub, "step")
-		check(s.PreconditionParams(), "the precondition of")
+		check(s.pub, "step", "step")
+		check(s.PreconditionParams(), "the precondition of", "precondition")
 	}
 }
 
@@ -245,11 +245,9 @@ func (v *validator) cycles(g *flow) {
 			names[k] = g.steps[j].name
 		}
 		slices.Sort(names)
-		desc := names[0] + " → " + names[0]
+		desc := "step " + names[0] + " triggers itself"
 		if len(names) > 1 {
 			desc = "steps " + strings.Join(names, ", ") + " form a cycle"
-		} else {
-			desc = "step " + names[0] + " triggers itself"
 		}
 		v.add(Problem{Check: CheckCycle, Step: names[0],
 			Message: fmt.Sprintf("the %s on %s with no bound, so a run could loop forever", desc, v.class),
