@@ -1,0 +1,189 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func manual(t *testing.T) (*memory.Bus, *memory.ManualClock) {
+	t.Helper()
+	clk := memory.NewManualClock(time.Unix(1_700_000_000, 0))
+	b := memory.New(memory.Options{Clock: clk, Manual: true})
+	t.Cleanup(func() { _ = b.Close() })
+	return b, clk
+}
+
+func TestManualDeliversInPublishOrder(t *testing.T) {
+	ctx := context.Background()
+	b, _ := manual(t)
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}, Duplicates: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := b.Subscribe(ctx, "s.>", "", func(m *bus.Msg) { got = append(got, "core "+m.Subject) }); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d"}, func(d bus.Delivery) {
+		got = append(got, fmt.Sprintf("durable %s #%d", d.Msg().Subject, d.Seq()))
+		if err := d.Ack(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for _, s := range []string{"s.a", "s.b"} {
+		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: s, Data: []byte("x")}, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("delivered before Deliver: %v", got)
+	}
+	if !b.Deliver(ctx) || len(got) != 1 || got[0] != "core s.a" {
+		t.Fatalf("first Deliver: %v", got)
+	}
+	if n := b.DeliverAll(ctx); n != 3 {
+		t.Fatalf("DeliverAll = %d, want 3 (%v)", n, got)
+	}
+	want := []string{"core s.a", "durable s.a #1", "core s.b", "durable s.b #2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if b.Deliver(ctx) {
+		t.Fatal("Deliver true with nothing pending")
+	}
+}
+
+func TestManualReentrantPublish(t *testing.T) {
+	ctx := context.Background()
+	b, _ := manual(t)
+	var got []string
+	_, err := b.Subscribe(ctx, "a.*", "", func(m *bus.Msg) {
+		got = append(got, m.Subject)
+		if m.Subject == "a.1" {
+			// publishing from a handler must queue, not deadlock
+			if err := b.Publish(ctx, &bus.Msg{Subject: "a.3"}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Publish(ctx, &bus.Msg{Subject: "a.1"})
+	_ = b.Publish(ctx, &bus.Msg{Subject: "a.2"})
+	if n := b.DeliverAll(ctx); n != 3 {
+		t.Fatalf("DeliverAll = %d", n)
+	}
+	if fmt.Sprint(got) != "[a.1 a.2 a.3]" {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestManualRedeliveryOnAdvance(t *testing.T) {
+	ctx := context.Background()
+	b, clk := manual(t)
+	_ = b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}})
+	var counts []uint64
+	var last bus.Delivery
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: 10 * time.Second, MaxDeliver: 2},
+		func(d bus.Delivery) { counts = append(counts, d.NumDelivered()); last = d })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	_, _ = b.PublishStream(ctx, &bus.Msg{Subject: "s.x"}, "")
+	b.DeliverAll(ctx)
+	clk.Advance(9 * time.Second)
+	if b.Deliver(ctx) {
+		t.Fatal("redelivered before AckWait")
+	}
+	if err := last.InProgress(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(9 * time.Second)
+	if b.Deliver(ctx) {
+		t.Fatal("InProgress did not restart AckWait")
+	}
+	clk.Advance(time.Second)
+	if !b.Deliver(ctx) {
+		t.Fatal("no redelivery after AckWait")
+	}
+	clk.Advance(time.Minute)
+	if b.Deliver(ctx) {
+		t.Fatal("delivered beyond MaxDeliver")
+	}
+	if fmt.Sprint(counts) != "[1 2]" {
+		t.Fatalf("delivery counts %v", counts)
+	}
+}
+
+func TestManualRequestAnswersInline(t *testing.T) {
+	ctx := context.Background()
+	b, _ := manual(t)
+	_, err := b.Subscribe(ctx, "rpc.>", "", func(m *bus.Msg) {
+		if err := bus.Respond(ctx, b, m, append([]byte("re:"), m.Data...), nil); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Request(ctx, &bus.Msg{Subject: "rpc.x", Data: []byte("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Data) != "re:hi" {
+		t.Fatalf("reply %q", r.Data)
+	}
+	if _, err := b.Request(ctx, &bus.Msg{Subject: "nobody.home"}); !errors.Is(err, bus.ErrNoResponders) {
+		t.Fatalf("err = %v, want ErrNoResponders", err)
+	}
+}
+
+func TestStopRequeuesToOtherMember(t *testing.T) {
+	ctx := context.Background()
+	b, _ := manual(t)
+	_ = b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}})
+	var by []string
+	h := func(name string) func(bus.Delivery) {
+		return func(d bus.Delivery) { by = append(by, name); _ = d.Ack(ctx) }
+	}
+	c1, _ := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d"}, h("one"))
+	c2, _ := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d"}, h("two"))
+	defer c2.Stop()
+	for i := 0; i < 4; i++ {
+		_, _ = b.PublishStream(ctx, &bus.Msg{Subject: "s.x"}, "")
+	}
+	_ = c1.Stop()
+	if n := b.DeliverAll(ctx); n != 4 {
+		t.Fatalf("DeliverAll = %d", n)
+	}
+	if fmt.Sprint(by) != "[two two two two]" {
+		t.Fatalf("deliveries by %v", by)
+	}
+}
+
+func ExampleBus_Deliver() {
+	ctx := context.Background()
+	b := memory.New(memory.Options{Manual: true})
+	defer b.Close()
+	_, _ = b.Subscribe(ctx, "greet.*", "", func(m *bus.Msg) { fmt.Println("got", m.Subject) })
+	_ = b.Publish(ctx, &bus.Msg{Subject: "greet.world"})
+	fmt.Println("before Deliver")
+	b.Deliver(ctx)
+	// Output:
+	// before Deliver
+	// got greet.world
+}

@@ -1,0 +1,453 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/saap-go/agent/bus"
+)
+
+// DefaultMaxPayload is the max payload of a Bus without Options.MaxPayload:
+// 1 MiB, the nats-server default.
+const DefaultMaxPayload = 1 << 20
+
+// Options configure a Bus. The zero value is an automatic bus on the wall
+// clock.
+type Options struct {
+	// Clock measures ack waits, Nak delays, the dedupe window and MaxAge.
+	// nil means the wall clock; pass a *ManualClock to move time by hand.
+	Clock Clock
+	// Manual holds every delivery, core or durable, until Deliver or
+	// DeliverAll hands it over in the calling goroutine.
+	Manual bool
+	// MaxPayload is the largest message (data plus encoded headers) in
+	// bytes; 0 means DefaultMaxPayload.
+	MaxPayload int
+	// DeadLetters says where Delivery.DeadLetter republishes; zero value:
+	// bus.DefaultDeadLetters.
+	DeadLetters bus.DeadLetters
+	// Logger receives warnings (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Bus is an in-memory bus.Bus. Create it with New; it needs no Close to be
+// garbage collected, but Close ends its timers and goroutines.
+type Bus struct {
+	opts  Options
+	clock Clock
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when a mailbox goes idle
+	closed  bool
+	nextID  uint64
+	subs    []*sub // in subscription order
+	groupRR map[string]int
+	streams map[string]*stream
+	queue   []*task // Manual mode: pending deliveries in publish order
+	wg      sync.WaitGroup
+}
+
+var _ bus.Bus = (*Bus)(nil)
+
+// New returns an in-memory bus.
+func New(o Options) *Bus {
+	if o.Clock == nil {
+		o.Clock = RealClock()
+	}
+	if o.MaxPayload <= 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.DeadLetters == (bus.DeadLetters{}) {
+		o.DeadLetters = bus.DefaultDeadLetters()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	b := &Bus{
+		opts:    o,
+		clock:   o.Clock,
+		log:     o.Logger,
+		groupRR: map[string]int{},
+		streams: map[string]*stream{},
+	}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// MaxPayload returns the configured max payload.
+func (b *Bus) MaxPayload() int { return b.opts.MaxPayload }
+
+// Clock returns the bus's clock.
+func (b *Bus) Clock() Clock { return b.clock }
+
+// mailbox serialises the handler calls of one subscription or consumer
+// member, as a NATS subscription does. In automatic mode a goroutine drains
+// it while it is non-empty; in Manual mode it only counts calls in flight.
+type mailbox struct {
+	tasks   []*task
+	running bool // a drain goroutine exists
+	busy    int  // handler calls in flight
+}
+
+func (m *mailbox) idle() bool { return !m.running && m.busy == 0 }
+
+// task is one pending delivery: a core message to a subscription, or a
+// stream message to a consumer member.
+type task struct {
+	sub *sub
+	msg *bus.Msg
+
+	member *member
+	seq    uint64
+}
+
+func (t *task) box() *mailbox {
+	if t.sub != nil {
+		return &t.sub.mb
+	}
+	return &t.member.mb
+}
+
+// dispatch hands t to its target. b.mu is held.
+func (b *Bus) dispatch(t *task) {
+	if t.sub != nil && t.sub.direct != nil {
+		select { // internal reply inboxes never block and never queue
+		case t.sub.direct <- t.msg:
+		default:
+		}
+		return
+	}
+	if b.opts.Manual {
+		b.queue = append(b.queue, t)
+		return
+	}
+	mb := t.box()
+	mb.tasks = append(mb.tasks, t)
+	if !mb.running {
+		mb.running = true
+		b.wg.Add(1)
+		go b.drain(mb)
+	}
+}
+
+// drain runs the tasks of mb one at a time until it is empty.
+func (b *Bus) drain(mb *mailbox) {
+	defer b.wg.Done()
+	b.mu.Lock()
+	for {
+		if len(mb.tasks) == 0 || b.closed {
+			mb.tasks = nil
+			mb.running = false
+			b.cond.Broadcast()
+			b.mu.Unlock()
+			return
+		}
+		t := mb.tasks[0]
+		mb.tasks[0] = nil
+		mb.tasks = mb.tasks[1:]
+		call := b.prepare(t)
+		if call == nil {
+			continue
+		}
+		mb.busy++
+		b.mu.Unlock()
+		call()
+		b.mu.Lock()
+		mb.busy--
+	}
+}
+
+// prepare turns t into the handler call to make, or nil if t went stale
+// (unsubscribed, stopped, acked meanwhile). b.mu is held.
+func (b *Bus) prepare(t *task) func() {
+	if t.sub != nil {
+		s := t.sub
+		if s.closed {
+			return nil
+		}
+		m := t.msg
+		return func() { s.h(m) }
+	}
+	d := b.handOut(t)
+	if d == nil {
+		return nil
+	}
+	h := t.member.h
+	return func() { h(d) }
+}
+
+// Deliver hands over the oldest pending delivery, core or durable, calling
+// its handler in the calling goroutine, and reports whether there was one.
+// Handlers may publish, subscribe and settle from inside (those deliveries
+// queue behind the current ones). Only Manual buses hold deliveries; on an
+// automatic bus Deliver returns false.
+func (b *Bus) Deliver(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	b.mu.Lock()
+	for len(b.queue) > 0 && !b.closed {
+		t := b.queue[0]
+		b.queue[0] = nil
+		b.queue = b.queue[1:]
+		call := b.prepare(t)
+		if call == nil {
+			continue
+		}
+		mb := t.box()
+		mb.busy++
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			mb.busy--
+			b.cond.Broadcast()
+			b.mu.Unlock()
+		}()
+		call()
+		return true
+	}
+	b.mu.Unlock()
+	return false
+}
+
+// DeliverAll calls Deliver until nothing is pending or ctx is done, and
+// returns the number of deliveries made, including those that handlers
+// caused along the way.
+func (b *Bus) DeliverAll(ctx context.Context) int {
+	n := 0
+	for b.Deliver(ctx) {
+		n++
+	}
+	return n
+}
+
+// Pending returns the number of deliveries a Manual bus holds (some may turn
+// out stale when delivered).
+func (b *Bus) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
+// Close stops all subscriptions, consumers and timers, and waits for
+// handler calls in flight (so do not call it from a handler). Later calls
+// return bus.ErrClosed.
+func (b *Bus) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.queue = nil
+	for _, s := range b.subs {
+		s.closed = true
+	}
+	b.subs = nil
+	for _, st := range b.streams {
+		for _, c := range st.consumers {
+			c.shutdown()
+		}
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	b.wg.Wait()
+	return nil
+}
+
+func (b *Bus) id() uint64 {
+	b.nextID++
+	return b.nextID
+}
+
+// sub is a core subscription.
+type sub struct {
+	b       *Bus
+	id      uint64
+	pattern string
+	queue   string
+	h       func(*bus.Msg)
+	direct  chan *bus.Msg // internal request inbox
+	closed  bool
+	mb      mailbox
+}
+
+// Subscribe registers h for subjects matching pattern; see bus.Subscriber.
+// ctx is not used after Subscribe returns.
+func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.Msg)) (bus.Subscription, error) {
+	if err := bus.ValidatePattern(pattern); err != nil {
+		return nil, err
+	}
+	if queue != "" {
+		if err := bus.ValidateSubject(queue); err != nil {
+			return nil, fmt.Errorf("queue group: %w", err)
+		}
+	}
+	if h == nil {
+		return nil, fmt.Errorf("bus: Subscribe to %q with a nil handler", pattern)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, bus.ErrClosed
+	}
+	s := &sub{b: b, id: b.id(), pattern: pattern, queue: queue, h: h}
+	b.subs = append(b.subs, s)
+	return s, nil
+}
+
+// Unsubscribe removes the subscription; pending deliveries to it are dropped.
+func (s *sub) Unsubscribe() error {
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.mb.tasks = nil
+	for i, x := range b.subs {
+		if x == s {
+			b.subs = append(b.subs[:i:i], b.subs[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// routeCore dispatches m to every matching subscription, one member per
+// queue group (round robin), and reports how many got it. b.mu is held.
+func (b *Bus) routeCore(m *bus.Msg) int {
+	n := 0
+	var groups map[string][]*sub
+	var order []string
+	for _, s := range b.subs {
+		if !bus.Match(s.pattern, m.Subject) {
+			continue
+		}
+		if s.queue == "" {
+			b.dispatch(&task{sub: s, msg: copyMsg(m)})
+			n++
+			continue
+		}
+		key := s.pattern + " " + s.queue
+		if groups == nil {
+			groups = map[string][]*sub{}
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], s)
+	}
+	for _, key := range order {
+		members := groups[key]
+		i := b.groupRR[key] % len(members)
+		b.groupRR[key]++
+		b.dispatch(&task{sub: members[i], msg: copyMsg(m)})
+		n++
+	}
+	return n
+}
+
+// Publish delivers m to the matching core subscriptions; see bus.Publisher.
+func (b *Bus) Publish(ctx context.Context, m *bus.Msg) error {
+	m, err := b.outgoing(ctx, m)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return bus.ErrClosed
+	}
+	b.routeCore(m)
+	return nil
+}
+
+// outgoing checks m before anything else happens and returns the copy to
+// send, with the trace context of ctx injected.
+func (b *Bus) outgoing(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
+	if err := bus.CheckMsg(m, b.opts.MaxPayload); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := copyMsg(m)
+	c.Header = bus.InjectTrace(ctx, c.Header)
+	return c, nil
+}
+
+// Request publishes m with a fresh reply subject and waits for the first
+// reply; see bus.Requester. Without a deadline on ctx it waits
+// bus.DefaultRequestTimeout. On a Manual bus the request is handed to the
+// responders at once, in the calling goroutine, since a caller blocked in
+// Request could not call Deliver.
+func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
+	m, err := b.outgoing(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := bus.RequestContext(ctx)
+	defer cancel()
+
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, bus.ErrClosed
+	}
+	inbox := &sub{b: b, id: b.id(), direct: make(chan *bus.Msg, 1)}
+	inbox.pattern = "_INBOX.memory." + strconv.FormatUint(inbox.id, 10)
+	b.subs = append(b.subs, inbox)
+	m.Reply = inbox.pattern
+	var calls []func()
+	n := 0
+	if b.opts.Manual {
+		saved := b.queue
+		b.queue = nil
+		b.routeCore(m)
+		for _, t := range b.queue {
+			if call := b.prepare(t); call != nil {
+				calls = append(calls, call)
+			}
+		}
+		b.queue = saved
+		n = len(calls)
+	} else {
+		n = b.routeCore(m)
+	}
+	b.mu.Unlock()
+	defer func() { _ = inbox.Unsubscribe() }()
+
+	if n == 0 {
+		return nil, fmt.Errorf("request to %q: %w", m.Subject, bus.ErrNoResponders)
+	}
+	for _, call := range calls {
+		call()
+	}
+	select {
+	case r := <-inbox.direct:
+		if err := bus.ReplyError(m.Subject, r); err != nil {
+			return r, err
+		}
+		return r, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("request to %q: %w", m.Subject, ctx.Err())
+	}
+}
+
+func copyMsg(m *bus.Msg) *bus.Msg {
+	return &bus.Msg{
+		Subject: m.Subject,
+		Reply:   m.Reply,
+		Header:  m.Header.Clone(),
+		Data:    append([]byte(nil), m.Data...),
+	}
+}
