@@ -26,7 +26,7 @@ func RealClock() Clock { return realClock{} }
 
 type realClock struct{}
 
-func (realClock) Now() time.Time                               { return time.Now() }
+func (realClock) Now() time.Time                            { return time.Now() }
 func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // ManualClock is a Clock that moves only when Advance is called, so tests
