@@ -85,7 +85,7 @@ func discoveryOf(v []string) Discovery { return Discovery{v[0], v[1], v[2], v[3]
 
 // validRunes are odd-but-valid token characters: unicode letters, marks,
 // symbols, format characters and the punctuation ids use.
-var validRunes = []rune("abcxyzABCXYZ0189-_:#@/+~$%&=!?'\"()[]{}|,;éßΩжλ日本語한🙂ǅ\u00ad\u0301\u200b")
+var validRunes = []rune("abcxyzABCXYZ0189-_:#@/+~$%&=!?'\"()[]{}|,;éßΩжλ日本語한🙂ǅ\u00ad\u0301\u200b\ufffd")
 
 // invalidRunes are the characters D12 rejects; utf8.RuneError stands for a
 // lone invalid byte (0xff).

@@ -115,10 +115,11 @@ func ValidateToken(name, value string) error {
 	return nil
 }
 
-// asciiBad marks the ASCII bytes a token may not contain.
-var asciiBad = func() (t [utf8.RuneSelf]bool) {
-	for c := 0; c < utf8.RuneSelf; c++ {
-		t[c] = c == '.' || c == '*' || c == '>' || c <= ' ' || c == 0x7f
+// special marks the bytes that need a closer look: the ASCII bytes a token
+// may not contain, and every byte of a multi-byte UTF-8 sequence.
+var special = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '.' || c == '*' || c == '>' || c <= ' ' || c >= 0x7f
 	}
 	return t
 }()
@@ -127,20 +128,26 @@ func checkToken(name, v string) *TokenError {
 	if v == "" {
 		return &TokenError{Token: name, Value: v, Pos: -1, Reason: "empty"}
 	}
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			if asciiBad[c] {
-				return &TokenError{Token: name, Value: v, Char: rune(c), Pos: i, Reason: reason(rune(c))}
-			}
-			i++
-			continue
+	// Tokens are nearly always ASCII ids: one table load per byte.
+	for i := 0; i < len(v); i++ {
+		if special[v[i]] {
+			return checkFrom(name, v, i)
 		}
-		r, size := utf8.DecodeRuneInString(v[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return &TokenError{Token: name, Value: v, Char: r, Pos: i, Reason: "invalid UTF-8"}
-		case unicode.IsSpace(r) || unicode.IsControl(r):
+	}
+	return nil
+}
+
+// checkFrom validates v from byte i on, rune by rune.
+func checkFrom(name, v string, i int) *TokenError {
+	for i < len(v) {
+		r, size := rune(v[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError && size == 1 {
+				return &TokenError{Token: name, Value: v, Char: r, Pos: i, Reason: "invalid UTF-8"}
+			}
+		}
+		if r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) || unicode.IsControl(r) {
 			return &TokenError{Token: name, Value: v, Char: r, Pos: i, Reason: reason(r)}
 		}
 		i += size
