@@ -122,11 +122,13 @@ func (w *Workflow) Graph() Graph {
 	}
 	// In-the-loop round trips: request emitter → response consumer.
 	for _, s := range w.steps {
+		done := map[family]bool{}
 		for _, req := range s.outputs {
 			fam := requestFamily(req)
-			if fam == noFamily {
+			if fam == noFamily || done[fam] {
 				continue
 			}
+			done[fam] = true
 			for _, n := range names {
 				ext, f, timeout := externalFamily(n)
 				if !ext || (f != fam && !(timeout && f == noFamily)) {
@@ -182,8 +184,10 @@ func fullName(name string) string {
 	return gt.PkgPath() + "." + gt.Name()
 }
 
-// payload describes the JSON fields of a registered event, the envelope
-// (event_id, created_at and the underscore keys) excluded.
+// payload describes the fields a registered event type declares itself, as
+// the reference lists a class's own annotations: fields inherited from an
+// embedded event type and the envelope (event_id, created_at, underscore
+// keys) are left out.
 func payload(name string) map[string]PayloadField {
 	out := map[string]PayloadField{}
 	t, ok := event.Lookup(name)
@@ -202,9 +206,22 @@ func payload(name string) map[string]PayloadField {
 
 var baseType = reflect.TypeFor[event.Base]()
 
+// isEventStruct reports whether t is event.Base or a registered event type,
+// whose fields an embedding type inherits rather than declares.
+func isEventStruct(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == baseType {
+		return true
+	}
+	_, ok := event.TypeByGo(t)
+	return ok
+}
+
 func fields(t reflect.Type, out map[string]PayloadField) {
 	for f := range t.Fields() {
-		if f.Type == baseType {
+		if f.Anonymous && isEventStruct(f.Type) {
 			continue
 		}
 		tag := f.Tag.Get("json")
@@ -280,13 +297,13 @@ func (w *Workflow) Mermaid() string {
 	ids := map[string]string{StartNode: "start", EndNode: "stop"}
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
-	b.WriteString("    start([Start])\n")
+	b.WriteString("    start([\"Start\"])\n")
 	for i, s := range w.steps {
 		id := fmt.Sprintf("s%d", i)
 		ids[s.name] = id
 		fmt.Fprintf(&b, "    %s[%s]\n", id, mermaidText(s.name))
 	}
-	b.WriteString("    stop([End])\n")
+	b.WriteString("    stop([\"End\"])\n")
 	type arrow struct{ from, to, label string }
 	var arrows []arrow
 	for _, l := range g.Links {

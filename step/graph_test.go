@@ -1,0 +1,111 @@
+package step_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/saap-go/agent/step"
+)
+
+func TestGraphJSON(t *testing.T) {
+	w, err := step.NewWorkflow("Test",
+		named(begin, "begin", step.Description("starts"), step.Icon("mage:rocket")),
+		named(middle, "middle"), named(finish, "finish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(w.Graph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	node := func(id, typ, label string, desc, icon any) map[string]any {
+		return map[string]any{"id": id, "type": typ, "label": label, "description": desc, "icon": icon}
+	}
+	link := func(src, dst, name string, edge float64, start, stop bool, payload map[string]any) map[string]any {
+		return map[string]any{"source": src, "target": dst, "edge_id": edge, "event_name": name,
+			"event_full_name": "github.com/saap-go/agent/step_test." + name,
+			"is_start_event": start, "is_stop_event": stop, "payload": payload}
+	}
+	field := func(typ string, desc any) map[string]any { return map[string]any{"type": typ, "description": desc} }
+	want := map[string]any{
+		"directed": true, "multigraph": false, "graph": map[string]any{},
+		"nodes": []any{
+			node("Start", "start", "Start", nil, nil),
+			node("begin", "step", "begin", "starts", "mage:rocket"),
+			node("finish", "step", "finish", nil, nil),
+			node("middle", "step", "middle", nil, nil),
+			node("End", "stop", "End", nil, nil),
+		},
+		"links": []any{
+			link("begin", "middle", "A", 0, false, false, map[string]any{"n": field("int", nil)}),
+			link("middle", "finish", "B", 0, false, false, map[string]any{"n": field("int", nil)}),
+			link("finish", "End", "Done", 0, false, true, map[string]any{"answer": field("str", nil)}),
+			link("Start", "begin", "Start", 0, true, false, map[string]any{"question": field("str", "what the user asked")}),
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("network_graph (-want +got):\n%s\n%s", diff, data)
+	}
+}
+
+func TestGraphInTheLoopAndEdgeIDs(t *testing.T) {
+	// ask's request is answered by replied: a synthetic edge with an empty
+	// payload.
+	w, err := step.NewWorkflow("Test", named(ask, "ask"), named(replied, "replied"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := w.Graph()
+	var synthetic []step.GraphLink
+	for _, l := range g.Links {
+		if l.Source == "ask" && l.Target == "replied" {
+			synthetic = append(synthetic, l)
+		}
+	}
+	if len(synthetic) != 1 || synthetic[0].EventName != "Reply" || len(synthetic[0].Payload) != 0 || synthetic[0].Payload == nil {
+		t.Errorf("request→response link = %+v", synthetic)
+	}
+	// Parallel links between the same nodes count up.
+	w, err = step.NewWorkflow("Test",
+		named(func(step.Context, *Start) (step.Either[*A, *B], error) { return step.Either[*A, *B]{}, nil }, "begin"),
+		named(func(step.Context, *A, step.Maybe[*B]) (*Done, error) { return nil, nil }, "end"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string][]int{}
+	for _, l := range w.Graph().Links {
+		ids[l.Source+">"+l.Target+":"+l.EventName] = append(ids[l.Source+">"+l.Target+":"+l.EventName], l.EdgeID)
+	}
+	if diff := cmp.Diff(map[string][]int{
+		"Start>begin:Start": {0}, "begin>end:A": {0}, "begin>end:B": {1}, "end>End:Done": {0},
+	}, ids); diff != "" {
+		t.Errorf("edge ids (-want +got):\n%s", diff)
+	}
+}
+
+func TestMermaid(t *testing.T) {
+	w, err := step.NewWorkflow("Test", named(begin, "begin"), named(middle, "middle"), named(finish, "finish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `flowchart TD
+    start(["Start"])
+    s0["begin"]
+    s1["finish"]
+    s2["middle"]
+    stop(["End"])
+    s0 -->|"A"| s2
+    s2 -->|"B"| s1
+    s1 -->|"Done"| stop
+    start -->|"Start"| s0
+`
+	if diff := cmp.Diff(want, w.Mermaid()); diff != "" {
+		t.Errorf("Mermaid (-want +got):\n%s", diff)
+	}
+}
