@@ -30,7 +30,7 @@ func TestGraphJSON(t *testing.T) {
 	link := func(src, dst, name string, edge float64, start, stop bool, payload map[string]any) map[string]any {
 		return map[string]any{"source": src, "target": dst, "edge_id": edge, "event_name": name,
 			"event_full_name": "github.com/saap-go/agent/step_test." + name,
-			"is_start_event": start, "is_stop_event": stop, "payload": payload}
+			"is_start_event":  start, "is_stop_event": stop, "payload": payload}
 	}
 	field := func(typ string, desc any) map[string]any { return map[string]any{"type": typ, "description": desc} }
 	want := map[string]any{

@@ -23,14 +23,32 @@ type (
 		event.StopEvent
 		Answer string `json:"answer"`
 	}
-	A    struct{ event.ControlEvent; N int `json:"n"` }
-	B    struct{ event.ControlEvent; N int `json:"n"` }
-	C    struct{ event.ControlEvent; N int `json:"n"` }
-	R    struct{ event.ControlEvent; N int `json:"n"` }
-	W    struct{ event.ControlEvent; N int `json:"n"` }
+	A struct {
+		event.ControlEvent
+		N int `json:"n"`
+	}
+	B struct {
+		event.ControlEvent
+		N int `json:"n"`
+	}
+	C struct {
+		event.ControlEvent
+		N int `json:"n"`
+	}
+	R struct {
+		event.ControlEvent
+		N int `json:"n"`
+	}
+	W struct {
+		event.ControlEvent
+		N int `json:"n"`
+	}
 	Go   struct{ event.ControlEvent }
-	Disp struct{ event.DisplayEvent; Text string `json:"text"` }
-	Ask  struct {
+	Disp struct {
+		event.DisplayEvent
+		Text string `json:"text"`
+	}
+	Ask struct {
 		event.HumanInTheLoopRequestEvent
 	}
 	Reply struct {
@@ -62,13 +80,13 @@ type fakeCtx struct {
 
 func newCtx() *fakeCtx { return &fakeCtx{Context: context.Background()} }
 
-func (c *fakeCtx) Run() step.Run              { return step.Run{Class: "Test", RunID: "r1"} }
-func (c *fakeCtx) RunState() step.State       { return nil }
-func (c *fakeCtx) ThreadState() step.State    { return nil }
-func (c *fakeCtx) IdempotencyKey() string     { return "key" }
-func (c *fakeCtx) Logger() *slog.Logger       { return slog.New(slog.DiscardHandler) }
-func (c *fakeCtx) Tracer() trace.Tracer       { return noop.NewTracerProvider().Tracer("test") }
-func (c *fakeCtx) Config() any                { return "config" }
+func (c *fakeCtx) Run() step.Run           { return step.Run{Class: "Test", RunID: "r1"} }
+func (c *fakeCtx) RunState() step.State    { return nil }
+func (c *fakeCtx) ThreadState() step.State { return nil }
+func (c *fakeCtx) IdempotencyKey() string  { return "key" }
+func (c *fakeCtx) Logger() *slog.Logger    { return slog.New(slog.DiscardHandler) }
+func (c *fakeCtx) Tracer() trace.Tracer    { return noop.NewTracerProvider().Tracer("test") }
+func (c *fakeCtx) Config() any             { return "config" }
 func (c *fakeCtx) Emit(e event.Event) error {
 	if event.IsControl(e) {
 		return errors.New("control events are results")
