@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // readShared reads a file of the shared spec or vectors; it fails the test
@@ -310,5 +311,48 @@ func TestAllocations(t *testing.T) {
 		if got := testing.AllocsPerRun(100, c.f); got != c.want {
 			t.Errorf("%s: %v allocations, want %v", name, got, c.want)
 		}
+	}
+}
+
+// TestWrongRoot: each grammar's parser rejects the others' subjects by
+// their root, as ErrGrammar.
+func TestWrongRoot(t *testing.T) {
+	for name, err := range map[string]error{
+		"agent":     second2(ParseAgent("process.a.b.c.d.e.f.g.h")),
+		"process":   second2(ParseProcess("agent.a.b.c.d.e.f")),
+		"rpc":       second2(ParseRPC("aihub.user.a.b.c.d")),
+		"discovery": second2(ParseDiscovery("instance_discovery.agent.X.i.request.c")),
+	} {
+		var se *SubjectError
+		if !errors.Is(err, ErrGrammar) || !errors.As(err, &se) || se.Grammar != name || !strings.Contains(err.Error(), "root") {
+			t.Errorf("%s: err = %v, want a root ErrGrammar", name, err)
+		}
+	}
+}
+
+func second2[T any](_ T, err error) error { return err }
+
+func TestPatternBuildersRequireTokens(t *testing.T) {
+	for name, err := range map[string]error{
+		"kind":           second(DiscoveryResponses("bot", "c1")),
+		"run_id":         second(ThreadControl("X", "i", "t", "d", "")),
+		"process_class":  second(ProcessClassWorkRequests("")),
+		"walkthrough_id": second(ProcessPattern{Walkthrough: "w w"}.Subject()),
+		"event_type":     second(ProcessPattern{Type: "control_event"}.Subject()),
+	} {
+		if te := tokenErr(err); te == nil || te.Token != name {
+			t.Errorf("want an error naming %s, got %v", name, err)
+		}
+	}
+	if _, err := (Process{"P", "*", "w", Work, "N", "e*"}).Subject(); tokenErr(err) == nil || tokenErr(err).Token != "event_id" {
+		t.Errorf("Process.Subject accepted a wildcard in event_id: %v", err)
+	}
+}
+
+func TestClipKeepsUTF8(t *testing.T) {
+	s := strings.Repeat("a", 127) + "日本"
+	got := clip(s)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 128+len("…") {
+		t.Errorf("clip(%q) = %q", s, got)
 	}
 }
