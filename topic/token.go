@@ -34,6 +34,8 @@ type TokenError struct {
 	Reason string // what is wrong, e.g. "whitespace"
 }
 
+// Error names the token, the value, and the offending character with its
+// byte position.
 func (e *TokenError) Error() string { return "topic: " + e.detail() }
 
 // Is makes every *TokenError match ErrInvalidToken.
@@ -66,6 +68,7 @@ type SubjectError struct {
 	Err     error
 }
 
+// Error names the grammar and the subject, then what is wrong with it.
 func (e *SubjectError) Error() string {
 	var b strings.Builder
 	b.WriteString("topic: ")
@@ -89,6 +92,8 @@ func (e *SubjectError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns Err, for errors.Is(err, ErrGrammar) and errors.As with
+// *TokenError.
 func (e *SubjectError) Unwrap() error { return e.Err }
 
 // clip keeps error messages bounded for hostile input.
