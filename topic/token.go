@@ -36,8 +36,6 @@ type TokenError struct {
 
 // Error names the token, the value, and the offending character with its
 // byte position.
-// Error names the token, the value, and the offending character with its
-// byte position.
 func (e *TokenError) Error() string { return "topic: " + e.detail() }
 
 // Is makes every *TokenError match ErrInvalidToken.
