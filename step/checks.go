@@ -93,6 +93,13 @@ func (v *validator) producers(steps []*Step) {
 // family's responses and timeouts possible (D6). It returns the steps
 // reported unreachable.
 func (v *validator) reachability(steps []*Step) map[string]bool {
+	explained := map[string]bool{} // steps whose inputs were already reported
+	for _, p := range v.problems {
+		switch p.Check {
+		case CheckNoProducer, CheckStopInput, CheckDisplayInput:
+			explained[p.Step] = true
+		}
+	}
 	avail := map[string]bool{}
 	fams := map[family]bool{}
 	can := func(n string) bool {
@@ -148,6 +155,9 @@ func (v *validator) reachability(steps []*Step) map[string]bool {
 			continue
 		}
 		unreachable[s.name] = true
+		if explained[s.name] {
+			continue
+		}
 		var missing []string
 		for _, ps := range [][]Param{s.pub, s.PreconditionParams()} {
 			for _, p := range ps {

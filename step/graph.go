@@ -93,29 +93,33 @@ func (w *Workflow) Graph() Graph {
 		edges[k]++
 		g.Links = append(g.Links, l)
 	}
-	for _, n := range names {
-		if registered(n) && !isA(n, nameControl) {
-			continue // display-only events never flow between steps
-		}
-		l := GraphLink{EventName: n, EventFullName: fullName(n), Payload: payload(n)}
-		switch {
-		case isStart(n):
-			l.IsStartEvent = true
-			for _, c := range consumers[n] {
-				l.Source, l.Target = StartNode, c
-				add(l)
+	// Start links first, then the links between steps, then the stop links:
+	// the order a reader follows a run in.
+	for pass := range 3 {
+		for _, n := range names {
+			if registered(n) && !isA(n, nameControl) {
+				continue // display-only events never flow between steps
 			}
-		case isStop(n):
-			l.IsStopEvent = true
-			for _, p := range producers[n] {
-				l.Source, l.Target = p, EndNode
-				add(l)
-			}
-		default:
-			for _, p := range producers[n] {
+			start, stop := isStart(n), isStop(n)
+			l := GraphLink{EventName: n, EventFullName: fullName(n), Payload: payload(n),
+				IsStartEvent: start, IsStopEvent: stop && !start}
+			switch {
+			case pass == 0 && start:
 				for _, c := range consumers[n] {
-					l.Source, l.Target = p, c
+					l.Source, l.Target = StartNode, c
 					add(l)
+				}
+			case pass == 2 && stop && !start:
+				for _, p := range producers[n] {
+					l.Source, l.Target = p, EndNode
+					add(l)
+				}
+			case pass == 1 && !start && !stop:
+				for _, p := range producers[n] {
+					for _, c := range consumers[n] {
+						l.Source, l.Target = p, c
+						add(l)
+					}
 				}
 			}
 		}

@@ -43,10 +43,10 @@ func TestGraphJSON(t *testing.T) {
 			node("End", "stop", "End", nil, nil),
 		},
 		"links": []any{
+			link("Start", "begin", "Start", 0, true, false, map[string]any{"question": field("str", "what the user asked")}),
 			link("begin", "middle", "A", 0, false, false, map[string]any{"n": field("int", nil)}),
 			link("middle", "finish", "B", 0, false, false, map[string]any{"n": field("int", nil)}),
 			link("finish", "End", "Done", 0, false, true, map[string]any{"answer": field("str", nil)}),
-			link("Start", "begin", "Start", 0, true, false, map[string]any{"question": field("str", "what the user asked")}),
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -100,10 +100,10 @@ func TestMermaid(t *testing.T) {
     s1["finish"]
     s2["middle"]
     stop(["End"])
+    start -->|"Start"| s0
     s0 -->|"A"| s2
     s2 -->|"B"| s1
     s1 -->|"Done"| stop
-    start -->|"Start"| s0
 `
 	if diff := cmp.Diff(want, w.Mermaid()); diff != "" {
 		t.Errorf("Mermaid (-want +got):\n%s", diff)
