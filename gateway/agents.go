@@ -1,0 +1,468 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
+)
+
+// objectID is the form the platform enforces on client-supplied thread and
+// display ids.
+var objectID = regexp.MustCompile(`^[a-f0-9]{24}$`)
+
+// frameworkFields are filled by the gateway; a client cannot set them
+// (bus.md §8.3).
+var frameworkFields = []string{
+	"event_id", "created_at", "user", "locale", "display_name", "display_description",
+	"agent_config", "_event_name", "_parent_event_names", "_aihub_headers",
+}
+
+// requestError is a client mistake: it becomes a 4xx JSON answer.
+type requestError struct {
+	status int
+	field  string
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(field, format string, args ...any) *requestError {
+	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+func (g *Gateway) fail(w http.ResponseWriter, err error) {
+	var re *requestError
+	if errors.As(err, &re) {
+		writeError(w, re.status, re.msg, re.field)
+		return
+	}
+	g.log.Error("gateway: request failed", "err", err)
+	writeError(w, http.StatusInternalServerError, err.Error(), "")
+}
+
+// authenticate returns the caller or writes 401/500.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.UserIdentity, bool) {
+	u, err := g.auth.Authenticate(r)
+	if err == nil && (u == nil || u.ID == "") {
+		err = errors.Join(ErrUnauthenticated, errors.New("authenticator returned no user"))
+	}
+	if err != nil {
+		if errors.Is(err, ErrUnauthenticated) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="saap-gateway"`)
+			writeError(w, http.StatusUnauthorized, err.Error(), "")
+		} else {
+			g.fail(w, fmt.Errorf("gateway: authenticate: %w", err))
+		}
+		return nil, false
+	}
+	return u, true
+}
+
+// readObject reads a JSON object body, at most MaxBody bytes.
+func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge, field: "body",
+				msg: fmt.Sprintf("body: larger than %d bytes", mbe.Limit)}
+		}
+		return nil, badRequest("body", "body: %v", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, badRequest("body", "body: must be a JSON object")
+	}
+	return obj, nil
+}
+
+// queryID reads an optional ObjectId-shaped query parameter.
+func queryID(r *http.Request, name string) (string, error) {
+	v := r.URL.Query().Get(name)
+	if v != "" && !objectID.MatchString(v) {
+		return "", badRequest(name, "%s: must be 24 lower-case hex characters, got %q", name, v)
+	}
+	return v, nil
+}
+
+// locale picks the first of de, en, fr, it in Accept-Language.
+func (g *Gateway) locale(r *http.Request) string {
+	for part := range strings.SplitSeq(r.Header.Get("Accept-Language"), ",") {
+		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		lang, _, _ := strings.Cut(strings.ToLower(tag), "-")
+		switch lang {
+		case "de", "en", "fr", "it":
+			return lang
+		}
+	}
+	return g.cfg.Locale
+}
+
+// aihubHeaders copies the request's X-AIHub-* headers (bus.md §5).
+func aihubHeaders(r *http.Request) bus.Header {
+	var h bus.Header
+	for k, vs := range r.Header {
+		if len(k) > 8 && strings.EqualFold(k[:8], "x-aihub-") && len(vs) > 0 {
+			if h == nil {
+				h = bus.Header{}
+			}
+			h[strings.ToLower(k)] = vs
+		}
+	}
+	return h
+}
+
+// delivery is an event ready to be published into a run.
+type delivery struct {
+	spec    EventSpec
+	event   event.Event
+	user    *event.UserIdentity
+	target  topic.Agent // Type, Name set; EventID filled at publish
+	primary primary
+	header  bus.Header
+	// watch is the display id whose events answer the request.
+	watch string
+}
+
+// serveAgent serves the discovered endpoints of bus.md §8.3.
+func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool) {
+	user, ok := g.authenticate(w, r)
+	if !ok {
+		return
+	}
+	className, id, name := r.PathValue("class"), r.PathValue("id"), r.PathValue("event")
+	class, ok := g.reg.get(className)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown agent class %q", className), "agent_class")
+		return
+	}
+	if err := validToken("agent_id", id); err != nil {
+		g.fail(w, badRequest("agent_id", "%v", err))
+		return
+	}
+	var d *delivery
+	var err error
+	if spec, ok := class.startEvent(name); ok {
+		d, err = g.startDelivery(w, r, user, class, id, spec)
+	} else if spec, ok := class.hitlResponse(name); ok {
+		d, err = g.responseDelivery(w, r, user, class, spec)
+	} else {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("agent class %s takes no event %q", className, name), "event")
+		return
+	}
+	if err != nil {
+		g.fail(w, err)
+		return
+	}
+	g.answer(w, r, d, stream)
+}
+
+// startDelivery builds a start event as StartEvent.from_raw_data does
+// (wire.md §6) and checks the caller's access to the thread.
+func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, id string, spec EventSpec) (*delivery, error) {
+	thread, err := queryID(r, "thread_id")
+	if err != nil {
+		return nil, err
+	}
+	display, err := queryID(r, "display_id")
+	if err != nil {
+		return nil, err
+	}
+	body, err := g.readObject(w, r)
+	if err != nil {
+		return nil, err
+	}
+	e, err := g.buildEvent(spec, body, user, g.locale(r))
+	if err != nil {
+		return nil, err
+	}
+	if thread == "" {
+		thread = event.NewID()
+	}
+	if display == "" {
+		display = event.NewID()
+	}
+	if err := g.enterThread(r.Context(), thread, user); err != nil {
+		return nil, err
+	}
+	run := event.NewID()
+	return &delivery{
+		spec:    spec,
+		event:   e,
+		user:    user,
+		target:  topic.Agent{Class: class.Name, ID: id, Thread: thread, Display: display, Run: run, Type: topic.Control, Name: spec.Name},
+		primary: primary{class: class.Name, id: id, run: run},
+		header:  aihubHeaders(r),
+		watch:   display,
+	}, nil
+}
+
+// enterThread creates thread with user as its member, or checks that user
+// is a member of the existing thread (bus.md §10.7).
+func (g *Gateway) enterThread(ctx context.Context, thread string, user *event.UserIdentity) error {
+	created, err := g.threads.Create(ctx, thread, user.ID)
+	if err != nil {
+		return fmt.Errorf("gateway: threads: %w", err)
+	}
+	if created {
+		return nil
+	}
+	return g.checkMember(ctx, thread, user)
+}
+
+func (g *Gateway) checkMember(ctx context.Context, thread string, user *event.UserIdentity) error {
+	ok, err := g.threads.IsMember(ctx, thread, user.ID)
+	if err != nil {
+		return fmt.Errorf("gateway: threads: %w", err)
+	}
+	if !ok {
+		return &requestError{status: http.StatusForbidden, field: "thread_id",
+			msg: fmt.Sprintf("thread %s: user %s is not a member", thread, user.ID)}
+	}
+	return nil
+}
+
+// hitlTopic is the part of a HITL request's topic the gateway routes by.
+type hitlTopic struct {
+	Class   string `json:"agent_class"`
+	ID      string `json:"agent_id"`
+	Thread  string `json:"thread_id"`
+	Display string `json:"display_id"`
+	Run     string `json:"run_id"`
+	Name    string `json:"event_name"`
+}
+
+// responseDelivery builds a HITL response and routes it by the embedded
+// request's topic (bus.md §9.1 step 5), after checking the caller belongs to
+// the thread.
+func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, spec EventSpec) (*delivery, error) {
+	thread, err := queryID(r, "thread_id")
+	if err != nil {
+		return nil, err
+	}
+	display, err := queryID(r, "display_id")
+	if err != nil {
+		return nil, err
+	}
+	body, err := g.readObject(w, r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := requestTopic(body)
+	if err != nil {
+		return nil, err
+	}
+	if t.Name != "" && t.Name != spec.Name {
+		return nil, badRequest("request_event.topic.event_name",
+			"request_event.topic.event_name: the request expects %s, not %s", t.Name, spec.Name)
+	}
+	if thread == "" {
+		thread = t.Thread
+	}
+	if t.Thread != thread {
+		return nil, badRequest("request_event.topic.thread_id",
+			"request_event.topic.thread_id: %q is not the thread %q", t.Thread, thread)
+	}
+	if display == "" {
+		display = t.Display
+	}
+	if err := g.checkMember(r.Context(), thread, user); err != nil {
+		return nil, err
+	}
+	e, err := g.buildEvent(spec, body, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	return &delivery{
+		spec:    spec,
+		event:   e,
+		user:    user,
+		target:  topic.Agent{Class: t.Class, ID: t.ID, Thread: thread, Display: t.Display, Run: t.Run, Type: topic.Control, Name: spec.Name},
+		primary: primary{class: t.Class, id: t.ID, run: t.Run},
+		header:  aihubHeaders(r),
+		watch:   display,
+	}, nil
+}
+
+// requestTopic extracts and checks request_event.topic of a HITL response body.
+func requestTopic(body map[string]json.RawMessage) (hitlTopic, error) {
+	raw, ok := body["request_event"]
+	if !ok || string(raw) == "null" {
+		return hitlTopic{}, badRequest("request_event", "request_event: required (the HITL request being answered)")
+	}
+	var req struct {
+		Topic *hitlTopic `json:"topic"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return hitlTopic{}, badRequest("request_event", "request_event: %v", err)
+	}
+	if req.Topic == nil {
+		return hitlTopic{}, badRequest("request_event.topic", "request_event.topic: required")
+	}
+	t := *req.Topic
+	for _, f := range []struct{ name, v string }{
+		{"agent_class", t.Class}, {"agent_id", t.ID}, {"thread_id", t.Thread}, {"display_id", t.Display}, {"run_id", t.Run},
+	} {
+		if err := validToken(f.name, f.v); err != nil {
+			return hitlTopic{}, badRequest("request_event.topic."+f.name, "request_event.topic.%s: %v", f.name, err)
+		}
+	}
+	return t, nil
+}
+
+// buildEvent assembles the event JSON as the reference's from_raw_data does
+// and decodes it. user and locale are added for start events only.
+func (g *Gateway) buildEvent(spec EventSpec, body map[string]json.RawMessage, user *event.UserIdentity, locale string) (event.Event, error) {
+	for _, f := range frameworkFields {
+		delete(body, f)
+	}
+	if err := checkSchema(spec.Schema, body); err != nil {
+		return nil, err
+	}
+	obj := make(map[string]any, len(body)+6)
+	for k, v := range body {
+		obj[k] = v
+	}
+	obj["event_id"] = event.NewID()
+	obj["created_at"] = g.now().UnixNano()
+	if user != nil {
+		obj["user"] = user
+		obj["locale"] = locale
+	}
+	obj["_event_name"] = spec.Name
+	parents := spec.Parents
+	if len(parents) == 0 {
+		parents = []string{spec.Name}
+	}
+	obj["_parent_event_names"] = parents
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, badRequest("body", "body: %v", err)
+	}
+	e, err := event.Unmarshal(data)
+	if err != nil {
+		return nil, badRequest(fieldOf(err), "body: %v", err)
+	}
+	if missing := event.Missing(e); len(missing) > 0 {
+		return nil, badRequest(missing[0], "body: %s: required field missing", strings.Join(missing, ", "))
+	}
+	if err := event.Validate(e); err != nil {
+		return nil, badRequest(fieldOf(err), "body: %v", err)
+	}
+	return e, nil
+}
+
+// fieldOf finds the field an event decode error names, if it says.
+func fieldOf(err error) string {
+	var de *event.DecodeError
+	if errors.As(err, &de) && de.Field != "" {
+		return de.Field
+	}
+	var ve *event.ValidationError
+	if errors.As(err, &ve) && ve.Field != "" {
+		return ve.Field
+	}
+	return "body"
+}
+
+// publish sends d: first the user echo of a display event on the UserAgent
+// subject (core), then the event with a fresh id to the agent's control
+// subject (JetStream), as the reference's distributor does.
+func (g *Gateway) publish(ctx context.Context, d *delivery) error {
+	b := d.event.EventBase()
+	if event.IsDisplay(d.event) && d.user != nil {
+		echo := topic.UserEcho(d.user.ID, d.target.Thread, d.target.Display, d.target.Run, d.target.Name, b.EventID)
+		subj, err := echo.Subject()
+		if err != nil {
+			g.log.Warn("gateway: user id cannot be a subject token; no echo", "user", d.user.ID, "err", err)
+		} else {
+			data, err := event.Marshal(d.event)
+			if err != nil {
+				return fmt.Errorf("gateway: encode %s: %w", d.target.Name, err)
+			}
+			if err := g.bus.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
+				return fmt.Errorf("gateway: publish echo: %w", err)
+			}
+		}
+	}
+	b.EventID = event.NewID()
+	t := d.target
+	t.EventID = b.EventID
+	subj, err := t.Subject()
+	if err != nil {
+		return badRequest("subject", "%v", err)
+	}
+	data, err := event.Marshal(d.event)
+	if err != nil {
+		return fmt.Errorf("gateway: encode %s: %w", d.target.Name, err)
+	}
+	if _, err := g.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Header: d.header, Data: data}, b.EventID); err != nil {
+		return fmt.Errorf("gateway: publish %s: %w", subj, err)
+	}
+	return nil
+}
+
+// answer publishes d and writes the response: SSE for /stream, else the
+// terminal event as JSON.
+func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, d *delivery, stream bool) {
+	ctx := r.Context()
+	display := d.watch
+	wt, err := g.watchThread(ctx, d.target.Thread, display)
+	if err != nil {
+		g.fail(w, err)
+		return
+	}
+	defer wt.close()
+	if err := g.publish(ctx, d); err != nil {
+		g.fail(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("X-Thread-Id", d.target.Thread)
+	h.Set("X-Display-Id", display)
+	h.Set("X-Run-Id", d.target.Run)
+	if stream {
+		g.streamSSE(w, r, wt, d.primary)
+		return
+	}
+	final, err := g.follow(ctx, wt, d.primary, func(*seen) error { return nil }, nil)
+	switch {
+	case errors.Is(err, errTimeout):
+		writeError(w, http.StatusGatewayTimeout, fmt.Sprintf("no answer from %s/%s within %s", d.primary.class, d.primary.id, g.cfg.Timeout), "")
+	case err != nil:
+		// The client went away; nobody reads an answer.
+	case event.IsException(final.event):
+		msg, status := exceptionOf(final.raw)
+		writeError(w, status, msg, "")
+	default:
+		writeRaw(w, http.StatusOK, final.raw)
+	}
+}
+
+// exceptionOf reads message and http_status_code of an ExceptionEvent.
+func exceptionOf(raw []byte) (string, int) {
+	var x struct {
+		Message string          `json:"message"`
+		Status  json.RawMessage `json:"http_status_code"`
+	}
+	_ = json.Unmarshal(raw, &x)
+	status := http.StatusInternalServerError
+	if n, err := strconv.Atoi(string(x.Status)); err == nil && n >= 400 && n <= 599 {
+		status = n
+	}
+	return x.Message, status
+}
+
+func agentTopic(class, id, thread, display, run, name string) topic.Agent {
+	return topic.Agent{Class: class, ID: id, Thread: thread, Display: display, Run: run, Type: topic.Control, Name: name}
+}

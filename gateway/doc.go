@@ -1,0 +1,46 @@
+// Package gateway is an HTTP gateway for agents of the Swiss AI Agent
+// Protocol: it turns REST and OpenAI-style requests into protocol events on
+// NATS and streams the agents' answers back, as the reference platform's API
+// gateway does (spec bus.md §8.3, §10).
+//
+// A Gateway is an http.Handler. It learns which agent classes exist by
+// discovery: every DiscoveryPeriod it publishes a ClassDiscoveryRequestEvent
+// and collects the classes' answers for DiscoveryWindow (Run or
+// ListenAndServe do this; Discover runs one cycle on demand). For every start
+// event and HITL response event of a discovered class it serves
+//
+//	POST /api/v1/{tenant}/agents/classes/{Class}/instances/{id}/{Event}[/stream]
+//	POST /agents/{Class}/{id}/{Event}[/stream]
+//
+// The body is the event without its framework fields: the gateway adds
+// event_id, created_at, the authenticated user and the locale, publishes the
+// event to the agent's control subject with JetStream (after echoing a
+// user's display event on the UserAgent subject), and answers
+//
+//   - on /stream: Server-Sent Events, one `data: <event JSON>` per display
+//     event of the thread and display, `data: [DONE]` after the terminal
+//     event, and keep-alive comments meanwhile;
+//   - otherwise: the terminal event as JSON; an ExceptionEvent becomes an
+//     error with its http_status_code.
+//
+// The terminal event is a stop of the addressed agent's run, or an
+// exception or HITL request of any agent in the thread (bus.md §10.4).
+// Unlike the reference, every wait is bounded by Config.Timeout.
+//
+// Thread and display ids come from the query (thread_id, display_id; 24
+// lower-case hex characters) or are new; the response headers X-Thread-Id,
+// X-Display-Id and X-Run-Id tell the client which were used. A user may
+// only address and stream threads they are a member of (Threads; a new
+// thread gets its creator as member). HITL answers are routed by the
+// embedded request's topic after the membership check.
+//
+// POST /v1/chat/completions (and /api/v1/{tenant}/openai/chat/completions)
+// is OpenAI-compatible: model "<AgentClass>/<agent_id>", streaming chunks
+// made from ChunkEvents, a final chunk with finish_reason, then
+// `data: [DONE]`; or a non-streaming ChatCompletion. metadata.thread_id
+// and metadata.display_id continue a conversation; a HITL question asked
+// in a thread is answered by the next message there.
+//
+// Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
+// Anonymous for local development).
+package gateway

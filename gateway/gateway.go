@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/topic"
+)
+
+// Bus is what the gateway needs from a transport: core publish for
+// discovery requests and user echoes, JetStream publish for the events it
+// sends to agents, and core subscriptions for the display events it streams
+// back. Every bus.Bus satisfies it.
+type Bus interface {
+	bus.Publisher
+	bus.StreamPublisher
+	bus.Subscriber
+}
+
+// Config configures a Gateway. Only Bus is required.
+type Config struct {
+	// Bus carries events to and from the agents.
+	Bus Bus
+	// Auth authenticates requests. Required unless AllowAnonymous is used
+	// through Anonymous(...).
+	Auth Authenticator
+	// Threads keeps thread membership. Default: NewMemoryThreads().
+	Threads Threads
+	// DiscoveryPeriod is the time between discovery cycles of Run.
+	// Default 60 s, as the reference.
+	DiscoveryPeriod time.Duration
+	// DiscoveryWindow is how long a cycle collects answers. Default 10 s.
+	DiscoveryWindow time.Duration
+	// Timeout bounds how long a request waits for its terminal event (the
+	// reference waits forever). Default 5 minutes.
+	Timeout time.Duration
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15 s.
+	KeepAlive time.Duration
+	// MaxBody is the largest request body accepted, in bytes. Default 1 MiB.
+	MaxBody int64
+	// Locale is the locale put into start events when the request's
+	// Accept-Language names none of de, en, fr, it. Default "de".
+	Locale string
+	// Logger receives the gateway's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (for tests). Default time.Now.
+	Now func() time.Time
+}
+
+// Gateway turns HTTP requests into protocol events and streams the answers
+// back. It is an http.Handler; Run adds the periodic discovery.
+type Gateway struct {
+	cfg     Config
+	bus     Bus
+	auth    Authenticator
+	threads Threads
+	log     *slog.Logger
+	reg     registry
+	mux     *http.ServeMux
+	chats   *openRequests
+}
+
+// New returns a gateway serving no class until discovery (Discover, Run) or
+// AddClass registers some.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Bus == nil {
+		return nil, errors.New("gateway: Config.Bus is required")
+	}
+	if cfg.Auth == nil {
+		return nil, errors.New("gateway: Config.Auth is required (use gateway.Anonymous for local development)")
+	}
+	if cfg.Threads == nil {
+		cfg.Threads = NewMemoryThreads()
+	}
+	if cfg.DiscoveryPeriod <= 0 {
+		cfg.DiscoveryPeriod = 60 * time.Second
+	}
+	if cfg.DiscoveryWindow <= 0 {
+		cfg.DiscoveryWindow = 10 * time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.Locale == "" {
+		cfg.Locale = "de"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Gateway{
+		cfg:     cfg,
+		bus:     cfg.Bus,
+		auth:    cfg.Auth,
+		threads: cfg.Threads,
+		log:     cfg.Logger,
+		reg:     registry{classes: make(map[string]*Class)},
+		chats:   &openRequests{m: make(map[string]json.RawMessage)},
+	}
+	g.routes()
+	return g, nil
+}
+
+func (g *Gateway) now() time.Time { return g.cfg.Now() }
+
+func (g *Gateway) routes() {
+	m := http.NewServeMux()
+	for _, prefix := range []string{
+		"/api/v1/{tenant}/agents/classes/{class}/instances/{id}/{event}",
+		"/agents/{class}/{id}/{event}",
+	} {
+		m.HandleFunc("POST "+prefix, func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, false) })
+		m.HandleFunc("POST "+prefix+"/stream", func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, true) })
+	}
+	m.HandleFunc("POST /v1/chat/completions", g.serveChat)
+	m.HandleFunc("POST /api/v1/{tenant}/openai/chat/completions", g.serveChat)
+	m.HandleFunc("GET /api/v1/health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
+	})
+	g.mux = m
+}
+
+// ServeHTTP implements http.Handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+// Run runs a discovery cycle every DiscoveryPeriod until ctx is done, then
+// returns nil. It does not serve HTTP: mount the gateway on a server of
+// your own, or use ListenAndServe.
+func (g *Gateway) Run(ctx context.Context) error {
+	g.discoverLoop(ctx)
+	return nil
+}
+
+// ListenAndServe serves the gateway on addr and runs discovery until ctx is
+// done, then shuts the server down gracefully (open streams get up to 5 s to
+// end) and returns nil. ready, if not nil, is called with the bound address
+// once the listener is open (addr may use port 0).
+func (g *Gateway) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           g,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	loopDone := make(chan struct{})
+	go func() {
+		defer close(loopDone)
+		g.discoverLoop(ctx)
+	}()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	var result error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		result = fmt.Errorf("gateway: serve: %w", err)
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && result == nil {
+		result = fmt.Errorf("gateway: shutdown: %w", err)
+	}
+	<-loopDone
+	return result
+}
+
+// errorBody is the JSON of every error answer of the agent endpoints, shaped
+// like the reference's FastAPI errors ({"detail": ...}) plus the offending
+// field where there is one.
+type errorBody struct {
+	Detail string `json:"detail"`
+	Field  string `json:"field,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, detail, field string) {
+	writeJSON(w, status, errorBody{Detail: detail, Field: field})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"detail":"gateway: cannot encode the answer"}`)
+	}
+	writeRaw(w, status, data)
+}
+
+func writeRaw(w http.ResponseWriter, status int, data []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+func validToken(name, v string) error {
+	if err := topic.ValidateToken(name, v); err != nil {
+		return err
+	}
+	return nil
+}

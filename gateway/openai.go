@@ -1,0 +1,513 @@
+package gateway
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/saap-go/agent/event"
+)
+
+// chatRequest is the part of an OpenAI chat-completions request the gateway
+// reads. model is "<AgentClass>/<agent_id>".
+type chatRequest struct {
+	Model         string            `json:"model"`
+	Messages      []chatMessage     `json:"messages"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *streamOptions    `json:"stream_options"`
+	Metadata      map[string]string `json:"metadata"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// contentPart is one element of an array-form message content.
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// text returns the message's text (array parts joined).
+func (m chatMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []contentPart
+	_ = json.Unmarshal(m.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// blocks converts the message to a ChatMessage (wire.md §8.2).
+func (m chatMessage) chatMessage() map[string]any {
+	var blocks []map[string]any
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		blocks = append(blocks, map[string]any{"block_type": "text", "text": s})
+	} else {
+		var parts []contentPart
+		_ = json.Unmarshal(m.Content, &parts)
+		for _, p := range parts {
+			switch {
+			case p.Type == "text":
+				blocks = append(blocks, map[string]any{"block_type": "text", "text": p.Text})
+			case p.Type == "image_url" && p.ImageURL != nil:
+				blocks = append(blocks, map[string]any{"block_type": "image", "url": p.ImageURL.URL})
+			}
+		}
+	}
+	if blocks == nil {
+		blocks = []map[string]any{}
+	}
+	return map[string]any{"role": m.Role, "additional_kwargs": map[string]any{}, "blocks": blocks}
+}
+
+// openRequests remembers, per thread, the HITL input or chat request that
+// ended the last chat completion, so the next user message answers it (the
+// reference's chat flow, bus.md §9.1 step 4).
+type openRequests struct {
+	mu sync.Mutex
+	m  map[string]json.RawMessage
+}
+
+func (o *openRequests) put(thread string, req json.RawMessage) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.m[thread] = req
+}
+
+func (o *openRequests) take(thread string) (json.RawMessage, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r, ok := o.m[thread]
+	delete(o.m, thread)
+	return r, ok
+}
+
+// openAIError writes an error in the OpenAI shape, which OpenAI clients
+// surface as the error message.
+func openAIError(w http.ResponseWriter, status int, msg, param string) {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case status == http.StatusForbidden:
+		typ = "permission_error"
+	case status == http.StatusNotFound:
+		typ = "not_found_error"
+	case status >= 500:
+		typ = "server_error"
+	}
+	body := map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nilIfEmpty(param), "code": nil}}
+	writeJSON(w, status, body)
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (g *Gateway) chatFail(w http.ResponseWriter, err error) {
+	var re *requestError
+	if errors.As(err, &re) {
+		openAIError(w, re.status, re.msg, re.field)
+		return
+	}
+	g.log.Error("gateway: chat completion failed", "err", err)
+	openAIError(w, http.StatusInternalServerError, err.Error(), "")
+}
+
+// serveChat serves the OpenAI-compatible chat completions endpoint.
+func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
+	user, ok := g.authenticate(w, r)
+	if !ok {
+		return
+	}
+	obj, err := g.readObject(w, r)
+	if err != nil {
+		g.chatFail(w, err)
+		return
+	}
+	raw, _ := json.Marshal(obj)
+	var req chatRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		g.chatFail(w, badRequest("body", "body: %v", err))
+		return
+	}
+	className, id, ok := strings.Cut(req.Model, "/")
+	if !ok || className == "" || id == "" {
+		g.chatFail(w, badRequest("model", `model: must be "<AgentClass>/<agent_id>", got %q`, req.Model))
+		return
+	}
+	class, ok := g.reg.get(className)
+	if !ok {
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: unknown agent class %q", req.Model, className), "model")
+		return
+	}
+	spec, ok := class.chatStart()
+	if !ok {
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: agent class %s is not conversational", req.Model, className), "model")
+		return
+	}
+	if err := validToken("agent_id", id); err != nil {
+		g.chatFail(w, badRequest("model", "model: %v", err))
+		return
+	}
+	if len(req.Messages) == 0 {
+		g.chatFail(w, badRequest("messages", "messages: at least one message is required"))
+		return
+	}
+	thread, display := req.Metadata["thread_id"], req.Metadata["display_id"]
+	for _, f := range []struct{ name, v string }{{"metadata.thread_id", thread}, {"metadata.display_id", display}} {
+		if f.v != "" && !objectID.MatchString(f.v) {
+			g.chatFail(w, badRequest(f.name, "%s: must be 24 lower-case hex characters, got %q", f.name, f.v))
+			return
+		}
+	}
+	var d *delivery
+	if thread != "" {
+		d, err = g.chatAnswer(r, user, class, thread, display, req.Messages[len(req.Messages)-1])
+		if err != nil {
+			g.chatFail(w, err)
+			return
+		}
+	}
+	if d == nil {
+		msgs := make([]any, len(req.Messages))
+		for i, m := range req.Messages {
+			msgs[i] = m.chatMessage()
+		}
+		body := map[string]json.RawMessage{}
+		body["messages"], _ = json.Marshal(msgs)
+		e, err := g.buildEvent(spec, body, user, g.locale(r))
+		if err != nil {
+			g.chatFail(w, err)
+			return
+		}
+		if thread == "" {
+			thread = event.NewID()
+		}
+		if display == "" {
+			display = event.NewID()
+		}
+		if err := g.enterThread(r.Context(), thread, user); err != nil {
+			g.chatFail(w, err)
+			return
+		}
+		run := event.NewID()
+		d = &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display,
+			target:  agentTopic(class.Name, id, thread, display, run, spec.Name),
+			primary: primary{class: class.Name, id: id, run: run}}
+	}
+	g.completeChat(w, r, d, req)
+}
+
+// chatAnswer turns the last message into the response to the thread's open
+// HITL request, if there is one; nil otherwise.
+func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *Class, thread, display string, last chatMessage) (*delivery, error) {
+	if err := g.checkMember(r.Context(), thread, user); err != nil {
+		var re *requestError
+		if errors.As(err, &re) {
+			// A thread the caller does not know yet is created below.
+			if ok, _ := g.threads.Create(r.Context(), thread, user.ID); ok {
+				return nil, nil
+			}
+		}
+		return nil, err
+	}
+	open, ok := g.chats.take(thread)
+	if !ok {
+		return nil, nil
+	}
+	var req struct {
+		HITLType string `json:"hitl_type"`
+	}
+	_ = json.Unmarshal(open, &req)
+	base := "HumanInTheLoopInputResponseEvent"
+	if req.HITLType == "chat" {
+		base = "HumanInTheLoopChatResponseEvent"
+	}
+	body := map[string]json.RawMessage{"request_event": open}
+	t, err := requestTopic(body)
+	if err != nil {
+		return nil, err
+	}
+	if t.Thread != thread {
+		return nil, nil
+	}
+	parents := []string{t.Name}
+	if typ, ok := event.Lookup(base); ok {
+		parents = append(parents, typ.Parents...)
+	} else {
+		parents = append(parents, base)
+	}
+	body["response"], _ = json.Marshal(last.text())
+	spec := EventSpec{Name: t.Name, Parents: parents}
+	if s, ok := class.hitlResponse(t.Name); ok {
+		spec = s
+	}
+	e, err := g.buildEvent(spec, body, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	if display == "" {
+		display = t.Display
+	}
+	return &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display,
+		target:  agentTopic(t.Class, t.ID, thread, t.Display, t.Run, t.Name),
+		primary: primary{class: t.Class, id: t.ID, run: t.Run}}, nil
+}
+
+// completion gathers what a chat completion reports.
+type completion struct {
+	id, model string
+	created   int64
+	streamed  strings.Builder
+	chunks    []timedText
+	usage     usage
+	costModel string
+}
+
+type timedText struct {
+	at   int64
+	text string
+}
+
+type usage struct {
+	Prompt     int64 `json:"prompt_tokens"`
+	Completion int64 `json:"completion_tokens"`
+	Total      int64 `json:"total_tokens"`
+}
+
+// chunkFields are the fields of ChunkEvent and LLMCostEvent the adapter reads.
+type chunkFields struct {
+	CreatedAt  int64  `json:"created_at"`
+	Content    string `json:"content"`
+	ModelName  string `json:"model_name"`
+	Prompt     int64  `json:"prompt_token_count"`
+	Completion int64  `json:"completion_token_count"`
+	LLMName    string `json:"llm_name"`
+}
+
+func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delivery, req chatRequest) {
+	ctx := r.Context()
+	wt, err := g.watchThread(ctx, d.target.Thread, d.watch)
+	if err != nil {
+		g.chatFail(w, err)
+		return
+	}
+	defer wt.close()
+	if err := g.publish(ctx, d); err != nil {
+		g.chatFail(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("X-Thread-Id", d.target.Thread)
+	h.Set("X-Display-Id", d.watch)
+	h.Set("X-Run-Id", d.target.Run)
+
+	c := &completion{id: "chatcmpl-" + d.target.Run, model: req.Model, created: g.now().Unix()}
+	var s *sse
+	var tick func() error
+	if req.Stream {
+		s = newSSE(w)
+		tick = s.comment
+	}
+	first := true
+	final, err := g.follow(ctx, wt, d.primary, func(x *seen) error {
+		var f chunkFields
+		switch {
+		case event.IsChunk(x.event):
+			_ = json.Unmarshal(x.raw, &f)
+			c.streamed.WriteString(f.Content)
+			c.chunks = append(c.chunks, timedText{f.CreatedAt, f.Content})
+			if s != nil {
+				model := cmp.Or(f.ModelName, req.Model)
+				delta := map[string]any{"content": f.Content}
+				if first {
+					delta["role"] = "assistant"
+					first = false
+				}
+				return s.data(c.chunk(model, delta, nil, nil))
+			}
+		case event.Has(x.event, "LLMCostEvent"):
+			_ = json.Unmarshal(x.raw, &f)
+			c.usage.Prompt += f.Prompt
+			c.usage.Completion += f.Completion
+			c.usage.Total += f.Prompt + f.Completion
+			c.costModel = cmp.Or(f.LLMName, c.costModel)
+		}
+		return nil
+	}, tick)
+
+	var tail string
+	status := http.StatusOK
+	switch {
+	case errors.Is(err, errTimeout):
+		status = http.StatusGatewayTimeout
+		tail = fmt.Sprintf("\n\n> **Error:** no answer from %s within %s", req.Model, g.cfg.Timeout)
+	case err != nil:
+		return // client gone
+	case event.IsException(final.event):
+		msg, st := exceptionOf(final.raw)
+		status = st
+		tail = "\n\n> **Error:** " + msg
+	case event.IsHITLRequest(final.event):
+		tail = questionOf(final.raw)
+		var hr struct {
+			HITLType string `json:"hitl_type"`
+		}
+		_ = json.Unmarshal(final.raw, &hr)
+		if hr.HITLType == "input" || hr.HITLType == "chat" {
+			g.chats.put(d.target.Thread, final.raw)
+		}
+	default:
+		tail = unstreamed(c.streamed.String(), finalText(final.raw))
+	}
+
+	if s != nil {
+		delta := map[string]any{}
+		if tail != "" {
+			delta["content"] = tail
+		}
+		stop := "stop"
+		if err := s.data(c.chunk(req.Model, delta, &stop, nil)); err != nil {
+			return
+		}
+		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+			if err := s.data(c.usageChunk()); err != nil {
+				return
+			}
+		}
+		_ = s.done()
+		return
+	}
+	if status != http.StatusOK {
+		openAIError(w, status, strings.TrimPrefix(tail, "\n\n> **Error:** "), "")
+		return
+	}
+	slices.SortStableFunc(c.chunks, func(a, b timedText) int { return cmp.Compare(a.at, b.at) })
+	var text strings.Builder
+	for _, ch := range c.chunks {
+		text.WriteString(ch.text)
+	}
+	text.WriteString(tail)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id":      c.id,
+		"object":  "chat.completion",
+		"created": c.created,
+		"model":   cmp.Or(c.costModel, req.Model),
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": text.String(), "refusal": nil},
+			"finish_reason": "stop",
+			"logprobs":      nil,
+		}},
+		"usage": c.usage,
+	})
+}
+
+func (c *completion) chunk(model string, delta map[string]any, finish *string, u *usage) []byte {
+	m := map[string]any{
+		"id":      c.id,
+		"object":  "chat.completion.chunk",
+		"created": c.created,
+		"model":   model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}},
+	}
+	if u != nil {
+		m["usage"] = u
+	}
+	data, _ := json.Marshal(m)
+	return data
+}
+
+func (c *completion) usageChunk() []byte {
+	data, _ := json.Marshal(map[string]any{
+		"id": c.id, "object": "chat.completion.chunk", "created": c.created,
+		"model": cmp.Or(c.costModel, c.model), "choices": []any{}, "usage": c.usage,
+	})
+	return data
+}
+
+// questionOf reads a HITL request's question.
+func questionOf(raw []byte) string {
+	var q struct {
+		Question string `json:"question"`
+	}
+	_ = json.Unmarshal(raw, &q)
+	return q.Question
+}
+
+// finalText is the full answer a stop event carries: the content of its last
+// output message (LLM stops), else a top-level content string.
+func finalText(raw []byte) string {
+	var s struct {
+		Output []struct {
+			Content  *string `json:"content"`
+			Contents []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"contents"`
+			Blocks []struct {
+				BlockType string `json:"block_type"`
+				Text      string `json:"text"`
+			} `json:"blocks"`
+		} `json:"output_messages"`
+		Content *string `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	if n := len(s.Output); n > 0 {
+		m := s.Output[n-1]
+		if m.Content != nil {
+			return *m.Content
+		}
+		var b strings.Builder
+		for _, c := range m.Contents {
+			if c.Type == "text" {
+				b.WriteString(c.Text)
+			}
+		}
+		for _, c := range m.Blocks {
+			if c.BlockType == "text" {
+				b.WriteString(c.Text)
+			}
+		}
+		return b.String()
+	}
+	if s.Content != nil {
+		return *s.Content
+	}
+	return ""
+}
+
+// unstreamed is the part of the final answer the chunks did not carry (the
+// reference's backstop for chunks that lose the race with the stop).
+func unstreamed(streamed, final string) string {
+	if strings.HasPrefix(final, streamed) {
+		return final[len(streamed):]
+	}
+	return ""
+}

@@ -1,0 +1,223 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
+)
+
+// responder is a tiny agent written directly on the bus, as the reference's
+// runners behave on the wire: it answers discovery for its class, and for
+// each start event it receives on its control subjects it streams chunks and
+// stops. The text of the user's last message selects the behaviour:
+//
+//	"fail"   → ExceptionEvent with http_status_code 418
+//	"ask"    → HITL input request (answered: StopEvent echoing the answer)
+//	"silent" → nothing (for timeouts)
+//	"late"   → chunks "Hel", "lo" and a stop whose answer is "Hello, world"
+//	other    → chunks "Hel", "lo" and a stop whose answer is "Hello"
+type responder struct {
+	t     *testing.T
+	b     bus.Bus
+	class string
+
+	mu       sync.Mutex
+	received []received
+	got      chan received
+}
+
+type received struct {
+	subject topic.Agent
+	raw     []byte
+	header  bus.Header
+}
+
+// discoveryAnswer is the class's AgentClassDiscoveryResponseEvent.
+func discoveryAnswer(class string) map[string]any {
+	ls := map[string]string{"de": class, "en": class, "fr": class, "it": class}
+	schemaUM := json.RawMessage(`{"type":"object","title":"UserMessageEvent","required":["user"],"properties":{"locale":{"type":"string","default":"de"},"user":{"$ref":"#/$defs/UserIdentity"},"messages":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}}`)
+	schemaResp := json.RawMessage(`{"type":"object","required":["response","request_event"],"properties":{"response":{"type":"string"},"request_event":{"$ref":"#/$defs/Req"}}}`)
+	return map[string]any{
+		"event_id":            event.NewID(),
+		"created_at":          1,
+		"_event_name":         "AgentClassDiscoveryResponseEvent",
+		"_parent_event_names": []string{"AgentClassDiscoveryResponseEvent"},
+		"agent_class":         class,
+		"name":                ls,
+		"description":         ls,
+		"icon":                "mage:robot",
+		"is_conversational":   true,
+		"is_schedulable":      false,
+		"supported_features":  []string{},
+		"form":                []any{},
+		"agent_config_specs":  map[string]any{"config_class": class + "Config", "config_schema": map[string]any{}},
+		"start_events": []any{map[string]any{"event_name": "UserMessageEvent", "event_schema": schemaUM,
+			"event_parents": []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
+		"stop_events": []any{map[string]any{"event_name": "StopEvent", "event_schema": map[string]any{},
+			"event_parents": []string{"StopEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
+		"hitl_request_events": []any{map[string]any{"event_name": "HumanInTheLoopInputRequestEvent", "event_schema": map[string]any{},
+			"event_parents": []string{"HumanInTheLoopInputRequestEvent", "HumanInTheLoopRequestEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
+		"hitl_response_events": []any{map[string]any{"event_name": "HumanInTheLoopInputResponseEvent", "event_schema": schemaResp,
+			"event_parents": []string{"HumanInTheLoopInputResponseEvent", "HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
+		"network_graph": map[string]any{"directed": true, "multigraph": false, "graph": map[string]any{}, "nodes": []any{}, "links": []any{}},
+		"templates":     []any{},
+	}
+}
+
+// startResponder runs a responder for class on b until the test ends.
+func startResponder(t *testing.T, b bus.Bus, class string) *responder {
+	t.Helper()
+	ctx := context.Background()
+	r := &responder{t: t, b: b, class: class, got: make(chan received, 100)}
+	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
+		t.Fatalf("ensure stream: %v", err)
+	}
+	dsub, err := b.Subscribe(ctx, topic.DiscoveryRequests(topic.KindAgent), "", func(m *bus.Msg) {
+		d, err := topic.ParseDiscovery(m.Subject)
+		if err != nil || (d.Class != topic.AnyClass && d.Class != class) {
+			return
+		}
+		subj, _ := topic.Discovery{Kind: topic.KindAgent, Class: class, Dir: topic.DirResponse, CallID: d.CallID}.Subject()
+		data, _ := json.Marshal(discoveryAnswer(class))
+		_ = b.Publish(ctx, &bus.Msg{Subject: subj, Data: data})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern, _ := topic.ClassControl(class)
+	csub, err := b.Subscribe(ctx, pattern, "", func(m *bus.Msg) { r.handle(m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = dsub.Unsubscribe()
+		_ = csub.Unsubscribe()
+	})
+	return r
+}
+
+func (r *responder) handle(m *bus.Msg) {
+	at, err := topic.ParseAgent(m.Subject)
+	if err != nil {
+		r.t.Errorf("responder: bad subject %q: %v", m.Subject, err)
+		return
+	}
+	e, err := event.Unmarshal(m.Data)
+	if err != nil {
+		r.t.Errorf("responder: undecodable %s: %v", at.Name, err)
+		return
+	}
+	if !event.IsStart(e) && !event.IsHITLResponse(e) {
+		return // its own outputs
+	}
+	rc := received{subject: at, raw: m.Data, header: m.Header}
+	r.mu.Lock()
+	r.received = append(r.received, rc)
+	r.mu.Unlock()
+	select {
+	case r.got <- rc:
+	default:
+	}
+	ctx := context.Background()
+	run := at
+	switch ev := e.(type) {
+	case *event.UserMessageEvent:
+		text := ""
+		if n := len(ev.Messages); n > 0 {
+			text = messageText(ev.Messages[n-1])
+		}
+		switch text {
+		case "silent":
+		case "fail":
+			r.emit(ctx, run, &event.ExceptionEvent{Message: "the teapot refuses", HTTPStatusCode: 418})
+		case "ask":
+			req := &event.HumanInTheLoopInputRequestEvent{}
+			req.Question = "Which colour?"
+			req.HITLType = event.HITLInput
+			req.Topic = &event.Topic{
+				AgentClass: event.Str(at.Class), AgentID: event.Str(at.ID), ThreadID: event.Str(at.Thread),
+				DisplayID: event.Str(at.Display), RunID: event.Str(at.Run), EventType: event.Str("control_event"),
+				EventName: event.Str("HumanInTheLoopInputResponseEvent"),
+			}
+			r.emit(ctx, run, req)
+		default:
+			answer := "Hello"
+			if text == "late" {
+				answer = "Hello, world"
+			}
+			r.emit(ctx, run, &event.ChunkEvent{Content: "Hel", ModelName: "scripted"})
+			r.emit(ctx, run, &event.ChunkEvent{Content: "lo", ModelName: "scripted"})
+			r.emit(ctx, run, stopWith(answer))
+		}
+	case *event.HumanInTheLoopInputResponseEvent:
+		r.emit(ctx, run, stopWith("You chose "+ev.Response))
+	}
+}
+
+// stopWith is a StopEvent carrying the answer as the reference's LLM stop
+// does (output_messages), decoded through the codec so extras survive.
+func stopWith(answer string) event.Event {
+	raw, _ := json.Marshal(map[string]any{
+		"event_id": event.NewID(), "created_at": 1,
+		"_event_name":         "StopEvent",
+		"_parent_event_names": []string{"StopEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+		"output_messages":     []any{map[string]any{"role": "assistant", "contents": []any{map[string]any{"type": "text", "text": answer}}, "content": answer}},
+	})
+	e, err := event.Unmarshal(raw)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+func messageText(m event.ChatMessage) string {
+	var b strings.Builder
+	for _, bl := range m.Blocks {
+		if tb, ok := bl.(*event.TextBlock); ok {
+			b.WriteString(tb.Text)
+		}
+	}
+	return b.String()
+}
+
+// emit publishes e into the run of at: control → JetStream, display → core,
+// both → both (control first), as agents do.
+func (r *responder) emit(ctx context.Context, at topic.Agent, e event.Event) {
+	event.Stamp(e)
+	data, err := event.Marshal(e)
+	if err != nil {
+		r.t.Errorf("responder: encode: %v", err)
+		return
+	}
+	id := e.EventBase().EventID
+	if event.IsControl(e) {
+		subj, _ := at.Event(topic.Control, event.Name(e), id).Subject()
+		if _, err := r.b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, id); err != nil {
+			r.t.Errorf("responder: publish %s: %v", subj, err)
+		}
+	}
+	if event.IsDisplay(e) {
+		subj, _ := at.Event(topic.Display, event.Name(e), id).Subject()
+		if err := r.b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
+			r.t.Errorf("responder: publish %s: %v", subj, err)
+		}
+	}
+}
+
+// wait returns the next start or response event the responder received.
+func (r *responder) wait(t *testing.T, ctx context.Context) received {
+	t.Helper()
+	select {
+	case rc := <-r.got:
+		return rc
+	case <-ctx.Done():
+		t.Fatal("responder received nothing")
+		return received{}
+	}
+}
