@@ -1,0 +1,368 @@
+package agenttest
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// Epoch is the harness's fixed clock: created_at of every published event,
+// and the time part of the ids the harness makes.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// AgentID is the agent (profile) id of the runs the harness starts.
+const AgentID = "test-agent"
+
+// Harness runs one workflow on a manual in-memory bus and store with a
+// Sequential engine: every call runs the agent to quiescence in the calling
+// goroutine, so results are deterministic. Create it with New; it is
+// closed when the test ends.
+type Harness struct {
+	t      testing.TB
+	w      *step.Workflow
+	bus    *memory.Bus
+	store  dispatch.Store
+	engine *dispatch.Engine
+	ctx    context.Context
+
+	mu     sync.Mutex
+	nextID uint64
+	runs   map[string]*Result
+	order  []*Result
+}
+
+type config struct {
+	store     dispatch.Store
+	engineOpt []dispatch.Option
+	log       *slog.Logger
+}
+
+// Option configures a Harness.
+type Option func(*config)
+
+// WithStore runs the harness on s instead of a fresh dispatch.MemoryStore.
+func WithStore(s dispatch.Store) Option { return func(c *config) { c.store = s } }
+
+// WithEngineOptions adds options to the engine (after the harness's own:
+// Sequential, no heartbeat, the fixed clock, the observer).
+func WithEngineOptions(opts ...dispatch.Option) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, opts...) }
+}
+
+// WithLogger sets the logger of the engine and the bus (default: the test's
+// log at level Warn).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// New returns a harness for w. It fails the test if the engine cannot be
+// built.
+func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
+	t.Helper()
+	if w == nil {
+		t.Fatal("agenttest.New: nil workflow (did step.NewWorkflow fail?)")
+	}
+	c := config{}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.store == nil {
+		c.store = dispatch.NewMemoryStore()
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background()}
+	h.bus = memory.New(memory.Options{Manual: true, Clock: memory.NewManualClock(Epoch), Logger: c.log})
+	engOpts := append([]dispatch.Option{
+		dispatch.Sequential(),
+		dispatch.WithHeartbeat(0),
+		dispatch.WithClock(func() time.Time { return Epoch }),
+		dispatch.WithObserver(observer{h}),
+		dispatch.WithLogger(c.log),
+	}, c.engineOpt...)
+	eng, err := dispatch.New(w, h.bus, h.store, engOpts...)
+	if err != nil {
+		t.Fatalf("agenttest.New: %v", err)
+	}
+	h.engine = eng
+	class := w.Class()
+	if err := h.bus.EnsureStream(h.ctx, bus.AgentStream(class)); err != nil {
+		t.Fatalf("agenttest.New: stream: %v", err)
+	}
+	cons, err := h.bus.Consume(h.ctx, bus.RunnerConsumer(class), func(d bus.Delivery) { eng.Handle(h.ctx, d) })
+	if err != nil {
+		t.Fatalf("agenttest.New: consumer: %v", err)
+	}
+	sub, err := h.bus.Subscribe(h.ctx, "agent."+class+".>", "", h.collect)
+	if err != nil {
+		t.Fatalf("agenttest.New: subscribe: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = sub.Unsubscribe()
+		_ = cons.Stop()
+		_ = h.bus.Close()
+	})
+	return h
+}
+
+// Engine returns the harness's engine.
+func (h *Harness) Engine() *dispatch.Engine { return h.engine }
+
+// Store returns the harness's store.
+func (h *Harness) Store() dispatch.Store { return h.store }
+
+// Bus returns the harness's manual in-memory bus.
+func (h *Harness) Bus() *memory.Bus { return h.bus }
+
+// NewID returns the next harness id: 24 lower-hex, ObjectId-shaped, with
+// Epoch as its time, unique within the harness and the same in every test
+// run.
+func (h *Harness) NewID() string {
+	h.mu.Lock()
+	h.nextID++
+	n := h.nextID
+	h.mu.Unlock()
+	var raw [12]byte
+	binary.BigEndian.PutUint32(raw[:4], uint32(Epoch.Unix()))
+	binary.BigEndian.PutUint64(raw[4:], n)
+	return hex.EncodeToString(raw[:])
+}
+
+// RunOption sets the identity of a run started by Start.
+type RunOption func(*topic.Agent)
+
+// Thread puts the run in thread id (default: a fresh thread per run).
+func Thread(id string) RunOption { return func(a *topic.Agent) { a.Thread = id } }
+
+// RunID sets the run id (default: a fresh id).
+func RunID(id string) RunOption { return func(a *topic.Agent) { a.Run = id } }
+
+// Start publishes e on a fresh run (ids from the harness unless set on e or
+// by opts) and runs the agent until nothing is pending. e is normally a start
+// event; any other control event starts the run with an empty configuration
+// already stored, as if a start step had run, so single steps can be tested
+// without a start.
+func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
+	h.t.Helper()
+	a := topic.Agent{Class: h.w.Class(), ID: AgentID}
+	for _, o := range opts {
+		o(&a)
+	}
+	if a.Thread == "" {
+		a.Thread = h.NewID()
+	}
+	if a.Run == "" {
+		a.Run = h.NewID()
+	}
+	if a.Display == "" {
+		a.Display = a.Run
+	}
+	r := h.result(a)
+	if e != nil && !event.IsStart(e) {
+		run := dispatch.RunKey{Class: a.Class, Run: a.Run}
+		if err := h.store.Set(h.ctx, run.RunContext(), dispatch.KeyAgentConfig, []byte(`{}`)); err != nil {
+			h.t.Fatalf("agenttest: seed config: %v", err)
+		}
+	}
+	h.Send(r, e)
+	return r
+}
+
+// Send publishes e (a control event; its id is set by the harness if empty)
+// into the run of r, e.g. a HITL response or the next input of a scenario,
+// and runs the agent until nothing is pending. It returns r, which now also
+// holds what happened.
+func (h *Harness) Send(r *Result, e event.Event) *Result {
+	h.t.Helper()
+	if e == nil {
+		h.t.Fatal("agenttest.Send: nil event")
+	}
+	b := e.EventBase()
+	if b.EventID == "" {
+		b.EventID = h.NewID()
+	}
+	if b.CreatedAt == 0 {
+		b.CreatedAt = Epoch.UnixNano()
+	}
+	a := r.topic.Event(topic.Control, event.Name(e), b.EventID)
+	if _, err := publishEvent(h.ctx, h.bus, a, e); err != nil {
+		h.t.Fatalf("agenttest.Send %s: %v", event.Name(e), err)
+	}
+	h.Settle()
+	return r
+}
+
+// Settle delivers everything pending, including what handlers cause, and
+// returns the number of deliveries.
+func (h *Harness) Settle() int { return h.bus.DeliverAll(h.ctx) }
+
+// Redeliver hands the stored control event eventID of r's run to the
+// engine once more, as JetStream redelivers an unacknowledged message (same
+// stream sequence, delivery count 2), then settles.
+func (h *Harness) Redeliver(r *Result, eventID string) *Result {
+	h.t.Helper()
+	filter := "agent." + h.w.Class() + ".*.*.*." + r.topic.Run + ".control_event.*." + eventID
+	m, err := h.bus.NextMsg(h.ctx, topic.StreamName(h.w.Class()), filter, 1)
+	if err != nil {
+		h.t.Fatalf("agenttest.Redeliver: event %s of run %s is not in the stream: %v", eventID, r.topic.Run, err)
+	}
+	d := &delivery{msg: m.Msg, seq: m.Seq, n: 2}
+	h.engine.Handle(h.ctx, d)
+	if !d.acked {
+		h.t.Errorf("agenttest.Redeliver: the engine did not ack the redelivery of %s (settled: %s)", eventID, d.settled)
+	}
+	h.Settle()
+	return r
+}
+
+func (h *Harness) result(a topic.Agent) *Result {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.runs[a.Run]
+	if r == nil {
+		r = &Result{h: h, topic: a}
+		h.runs[a.Run] = r
+		h.order = append(h.order, r)
+	}
+	return r
+}
+
+func (h *Harness) resultOf(run string) *Result {
+	h.mu.Lock()
+	r := h.runs[run]
+	h.mu.Unlock()
+	if r == nil {
+		r = h.result(topic.Agent{Class: h.w.Class(), Run: run})
+	}
+	return r
+}
+
+// collect records every message published for the class, in publish order.
+func (h *Harness) collect(m *bus.Msg) {
+	a, err := topic.ParseAgent(m.Subject)
+	if err != nil {
+		h.t.Errorf("agenttest: unparsable subject %q: %v", m.Subject, err)
+		return
+	}
+	ev, err := event.Unmarshal(m.Data)
+	if err != nil {
+		h.t.Errorf("agenttest: undecodable payload on %s: %v", m.Subject, err)
+		return
+	}
+	r := h.resultOf(a.Run)
+	r.mu.Lock()
+	r.events = append(r.events, Published{Topic: a, Event: ev})
+	r.mu.Unlock()
+}
+
+type observer struct{ h *Harness }
+
+func (o observer) Executed(x dispatch.Execution) {
+	r := o.h.resultOf(x.Run.Run)
+	r.mu.Lock()
+	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err})
+	r.mu.Unlock()
+}
+
+func (o observer) TornDown(td dispatch.Teardown) {
+	r := o.h.resultOf(td.Run.Run)
+	r.mu.Lock()
+	r.teardowns = append(r.teardowns, td)
+	r.mu.Unlock()
+}
+
+func (o observer) Dropped(d dispatch.Drop) {
+	r := o.h.resultOf(d.Run.Run)
+	r.mu.Lock()
+	r.dropped = append(r.dropped, d.Event)
+	r.mu.Unlock()
+}
+
+// Equal reports a go-cmp diff (-want +got) as a test error when got and
+// want differ.
+func Equal[T any](t testing.TB, got, want T, opts ...cmp.Option) bool {
+	t.Helper()
+	if d := cmp.Diff(want, got, opts...); d != "" {
+		t.Errorf("mismatch (-want +got):\n%s", d)
+		return false
+	}
+	return true
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// delivery is a synthetic redelivery of a stored message.
+type delivery struct {
+	msg     bus.Msg
+	seq     uint64
+	n       uint64
+	acked   bool
+	settled string
+}
+
+func (d *delivery) Msg() *bus.Msg             { return &d.msg }
+func (d *delivery) Seq() uint64               { return d.seq }
+func (d *delivery) NumDelivered() uint64      { return d.n }
+func (d *delivery) Ack(context.Context) error { d.acked, d.settled = true, "ack"; return nil }
+func (d *delivery) Nak(time.Duration) error   { d.settled = "nak"; return nil }
+func (d *delivery) InProgress() error         { return nil }
+func (d *delivery) Term(reason string) error  { d.settled = "term: " + reason; return nil }
+func (d *delivery) DeadLetter(_ context.Context, reason string) error {
+	d.settled = "dead letter: " + reason
+	return nil
+}
+
+// publishEvent publishes e as the engine does (control → stream with msg id
+// = event id; display → core; both → both).
+// TODO(agenttest): use bus.PublishEvent once it lands.
+func publishEvent(ctx context.Context, b bus.Bus, a topic.Agent, e event.Event) (bus.PubAck, error) {
+	data, err := event.Marshal(e)
+	if err != nil {
+		return bus.PubAck{}, err
+	}
+	var ack bus.PubAck
+	if event.IsControl(e) {
+		a.Type = topic.Control
+		subj, err := a.Subject()
+		if err != nil {
+			return ack, err
+		}
+		if ack, err = b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, e.EventBase().EventID); err != nil {
+			return ack, err
+		}
+	}
+	if event.IsDisplay(e) {
+		a.Type = topic.Display
+		subj, err := a.Subject()
+		if err != nil {
+			return ack, err
+		}
+		if err := b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
+			return ack, err
+		}
+	}
+	if !event.IsControl(e) && !event.IsDisplay(e) {
+		return ack, fmt.Errorf("%s is neither a control nor a display event", event.Name(e))
+	}
+	return ack, nil
+}

@@ -1,0 +1,302 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// Reserved run-context keys the engine writes (the reference's names where it
+// has one).
+const (
+	KeyAgentConfig  = "_agent_config"  // the run's configuration (JSON)
+	KeyAIHubHeaders = "_aihub_headers" // the X-AIHub-* headers of the last event that carried them
+	KeyStartSeq     = "_start_seq"     // stream sequence of the run's StartEvent (history loading, D7)
+)
+
+// ConfigMissing starts the message of the ExceptionEvent published for an
+// event of a live run that has no stored configuration (the reference's
+// text, dispatch.md §2 step 4).
+const ConfigMissing = "No agent config found"
+
+// Engine dispatches the control events of one agent class to the steps of its
+// workflow (spec/dispatch.md with this SDK's D1–D15). It keeps no goroutine
+// and no memory per run beyond a bounded history cache: everything a run needs
+// is in the Store and on the bus, so any replica can take any event of any
+// run, and a paused run costs nothing.
+//
+// Use Handle as the handler of the class's runner consumer
+// (bus.RunnerConsumer). An Engine is safe for concurrent use.
+type Engine struct {
+	w      *step.Workflow
+	class  string
+	stream string
+	bus    bus.Bus
+	store  Store
+	cache  *runCache
+
+	log        *slog.Logger
+	tracer     trace.Tracer
+	heartbeat  time.Duration
+	sequential bool
+	config     ConfigResolver
+	observer   Observer
+	now        func() time.Time
+	backoff    func(delivered uint64) time.Duration
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
+// WithTracer sets the tracer steps get from Context.Tracer and under which
+// the engine starts one span per step execution (default: no tracing).
+func WithTracer(t trace.Tracer) Option { return func(e *Engine) { e.tracer = t } }
+
+// WithHeartbeat sets how often Handle sends an in-progress acknowledgement
+// while it works, well below the consumer's AckWait (default 10 s; 0
+// disables heartbeats).
+func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbeat = d } }
+
+// WithConfig sets how a run's agent configuration is resolved at its
+// StartEvent (default: an empty configuration, and Context.Config is nil).
+func WithConfig(r ConfigResolver) Option { return func(e *Engine) { e.config = r } }
+
+// WithObserver reports executions, teardowns and dropped outputs to o (used
+// by package agenttest; also a place for metrics).
+func WithObserver(o Observer) Option { return func(e *Engine) { e.observer = o } }
+
+// WithCacheSize bounds the number of runs whose history is cached
+// (default 10 000). Evicted histories are reloaded from the stream on demand.
+func WithCacheSize(n int) Option { return func(e *Engine) { e.cache.max = max(n, 1) } }
+
+// WithClock sets the clock used for created_at of published events (default
+// time.Now). Tests use a fixed clock for reproducible payloads.
+func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
+
+// WithBackoff sets the Nak delay after a transient failure, as a function of
+// the delivery count (default: 1 s doubling up to 30 s).
+func WithBackoff(f func(delivered uint64) time.Duration) Option {
+	return func(e *Engine) { e.backoff = f }
+}
+
+// Sequential makes the engine run the ready steps of one trigger one after
+// the other, in candidate (alphabetical) order, in the calling goroutine.
+// The default runs them concurrently. The agenttest harness uses Sequential
+// for deterministic runs.
+func Sequential() Option { return func(e *Engine) { e.sequential = true } }
+
+// New returns an engine for workflow w that reads and publishes on b and
+// keeps shared state in s. It does not subscribe: pass Handle to
+// b.Consume with bus.RunnerConsumer(w.Class()).
+func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) {
+	if w == nil {
+		return nil, errors.New("dispatch: New needs a workflow")
+	}
+	if b == nil {
+		return nil, errors.New("dispatch: New needs a bus")
+	}
+	if s == nil {
+		return nil, errors.New("dispatch: New needs a store")
+	}
+	if err := topic.ValidateToken("agent_class", w.Class()); err != nil {
+		return nil, fmt.Errorf("dispatch: workflow class: %w", err)
+	}
+	e := &Engine{
+		w:         w,
+		class:     w.Class(),
+		stream:    topic.StreamName(w.Class()),
+		bus:       b,
+		store:     s,
+		cache:     newRunCache(10000),
+		heartbeat: 10 * time.Second,
+		config:    emptyConfig{},
+		now:       time.Now,
+		backoff:   defaultBackoff,
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.observer == nil {
+		e.observer = nopObserver{}
+	}
+	return e, nil
+}
+
+// Workflow returns the engine's workflow.
+func (e *Engine) Workflow() *step.Workflow { return e.w }
+
+func defaultBackoff(n uint64) time.Duration {
+	d := time.Second
+	for i := uint64(1); i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+// ConfigResolver provides a run's agent configuration (dispatch.md §2 steps
+// 4 and 6). The runtime plugs the configuration RPC in here.
+type ConfigResolver interface {
+	// Resolve is called for a StartEvent of a run that is not torn down. It
+	// returns the configuration as JSON; the engine stores it in the run
+	// context under KeyAgentConfig. An error ends the run with an
+	// ExceptionEvent whose message is the error's text.
+	Resolve(ctx context.Context, run step.Run) (json.RawMessage, error)
+	// Decode turns the stored JSON into the value steps get from
+	// step.Context.Config. An error (an invalid configuration) ends the run
+	// with an ExceptionEvent whose message is the error's text: it must name
+	// the failing fields, never their values.
+	Decode(raw json.RawMessage) (any, error)
+}
+
+type emptyConfig struct{}
+
+func (emptyConfig) Resolve(context.Context, step.Run) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+func (emptyConfig) Decode(json.RawMessage) (any, error) { return nil, nil }
+
+// Execution describes one step execution, as reported to an Observer.
+type Execution struct {
+	Run     RunKey
+	Step    string
+	Trigger string   // event id of the trigger
+	Inputs  []string // event ids bound, in parameter order (list elements in stream order)
+	Outputs []string // event ids of the outputs published
+	Rerun   bool     // the claim was pending: a re-run after an interrupted execution (D1)
+	Err     error    // the step's error (or a precondition's, D11)
+}
+
+// Teardown describes the handling of a terminal event, as reported to an
+// Observer.
+type Teardown struct {
+	Run       RunKey
+	Marker    string // Completed or Crashed
+	Duplicate bool   // the run was already torn down; nothing was done
+}
+
+// Drop describes an output that was not published because the run had
+// already published its terminal event (D4, a protocol violation).
+type Drop struct {
+	Run   RunKey
+	Step  string
+	Event event.Event
+}
+
+// Observer is told what the engine did. Calls may come from several
+// goroutines at once unless the engine is Sequential.
+type Observer interface {
+	Executed(Execution)
+	TornDown(Teardown)
+	Dropped(Drop)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Executed(Execution) {}
+func (nopObserver) TornDown(Teardown)  {}
+func (nopObserver) Dropped(Drop)       {}
+
+// Handle processes one delivery of a control event of the engine's class
+// and settles it: Ack once the event is handled (D1) — every step it started
+// has published its outputs or recorded its failure —, InProgress heartbeats
+// meanwhile, DeadLetter for a subject that does not parse, a foreign class or
+// an undecodable payload, and Nak with backoff on transient failures of the
+// store or the bus. ctx bounds the handling; steps see a context derived
+// from it.
+func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
+	m := d.Msg()
+	t, err := topic.ParseAgent(m.Subject)
+	if err != nil {
+		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: subject does not parse: %v", err))
+		return
+	}
+	if t.Class != e.class || t.Type != topic.Control {
+		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: %q is not a control event of agent class %s", m.Subject, e.class))
+		return
+	}
+	ev, err := event.Unmarshal(m.Data)
+	if err != nil {
+		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err))
+		return
+	}
+	if h := bus.AIHubHeaders(m.Header); len(h) > 0 {
+		event.SetHeaders(ev, h)
+	}
+	stop := e.startHeartbeat(d)
+	err = e.Process(ctx, t, ev, d.Seq())
+	stop()
+	if err != nil {
+		delay := e.backoff(d.NumDelivered())
+		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
+			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)
+		if nerr := d.Nak(delay); nerr != nil {
+			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", m.Subject, "error", nerr)
+		}
+		return
+	}
+	if err := d.Ack(ctx); err != nil {
+		e.log.WarnContext(ctx, "dispatch: ack failed", "subject", m.Subject, "error", err)
+	}
+}
+
+func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) {
+	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
+	if err := d.DeadLetter(ctx, reason); err != nil {
+		e.log.ErrorContext(ctx, "dispatch: dead-letter failed", "subject", d.Msg().Subject, "error", err)
+	}
+}
+
+// startHeartbeat sends InProgress every heartbeat interval until the
+// returned function is called. It uses a timer, not a goroutine.
+func (e *Engine) startHeartbeat(d bus.Delivery) (stop func()) {
+	if e.heartbeat <= 0 {
+		return func() {}
+	}
+	hb := &heartbeat{d: d, every: e.heartbeat}
+	hb.mu.Lock()
+	hb.t = time.AfterFunc(e.heartbeat, hb.beat)
+	hb.mu.Unlock()
+	return hb.stop
+}
+
+type heartbeat struct {
+	d     bus.Delivery
+	every time.Duration
+	mu    sync.Mutex
+	t     *time.Timer
+	done  bool
+}
+
+func (h *heartbeat) beat() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return
+	}
+	_ = h.d.InProgress() // a failed heartbeat only risks a redelivery, which is safe
+	h.t.Reset(h.every)
+}
+
+func (h *heartbeat) stop() {
+	h.mu.Lock()
+	h.done = true
+	h.mu.Unlock()
+	h.t.Stop()
+}

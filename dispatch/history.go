@@ -1,0 +1,258 @@
+package dispatch
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+)
+
+// runCache is a bounded LRU of run histories (D7). Nothing else per run
+// lives in the process.
+type runCache struct {
+	mu   sync.Mutex
+	max  int
+	runs map[RunKey]*list.Element
+	lru  list.List // front: most recently used; values are *runEntry
+}
+
+func newRunCache(max int) *runCache {
+	return &runCache{max: max, runs: map[RunKey]*list.Element{}}
+}
+
+// get returns the entry of run, creating it.
+func (c *runCache) get(run RunKey) *runEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.runs[run]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*runEntry)
+	}
+	r := &runEntry{key: run, byName: map[string][]int32{}, ids: map[string]int32{}}
+	c.runs[run] = c.lru.PushFront(r)
+	for c.lru.Len() > c.max {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.runs, old.Value.(*runEntry).key)
+	}
+	return r
+}
+
+// peek returns the entry of run if it is cached.
+func (c *runCache) peek(run RunKey) *runEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.runs[run]; ok {
+		return el.Value.(*runEntry)
+	}
+	return nil
+}
+
+func (c *runCache) evict(run RunKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.runs[run]; ok {
+		c.lru.Remove(el)
+		delete(c.runs, run)
+	}
+}
+
+// runEntry is the cached history of one run: its control events with their
+// stream sequences, complete up to the high-water mark hw.
+type runEntry struct {
+	key RunKey
+
+	mu     sync.Mutex
+	filter string // the run's control subject pattern
+	hw     uint64 // every run event with seq ≤ hw is in events
+	events []histEvent
+	byName map[string][]int32 // wire name → indexes into events, ascending seq
+	ids    map[string]int32   // event id → index into events
+
+	// terminated is set once this process published or received the run's
+	// terminal event (D4); the store's MarkerTerminal tells other replicas.
+	terminated atomic.Bool
+	pubMu      sync.Mutex // orders publishing against terminal events
+
+	cfgMu     sync.Mutex
+	cfgLoaded bool
+	cfg       any
+}
+
+type histEvent struct {
+	seq uint64
+	ev  event.Event
+}
+
+// add inserts ev at seq unless an event with the same id is known (the
+// reference's store de-duplicates by event_id; the first copy wins).
+func (r *runEntry) add(seq uint64, ev event.Event) {
+	id := ev.EventBase().EventID
+	if _, dup := r.ids[id]; dup {
+		return
+	}
+	name := event.Name(ev)
+	i := len(r.events)
+	if i > 0 && r.events[i-1].seq > seq {
+		// Out of order (only when the stream lost the trigger): insert and
+		// rebuild the name index.
+		i, _ = slices.BinarySearchFunc(r.events, seq, func(h histEvent, s uint64) int { return cmpU64(h.seq, s) })
+		r.events = slices.Insert(r.events, i, histEvent{seq, ev})
+		r.reindex()
+		return
+	}
+	r.events = append(r.events, histEvent{seq, ev})
+	r.byName[name] = append(r.byName[name], int32(i))
+	r.ids[id] = int32(i)
+}
+
+func (r *runEntry) reindex() {
+	clear(r.byName)
+	clear(r.ids)
+	for i, h := range r.events {
+		n := event.Name(h.ev)
+		r.byName[n] = append(r.byName[n], int32(i))
+		r.ids[h.ev.EventBase().EventID] = int32(i)
+	}
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// load makes the history complete up to seq, the trigger's sequence, reading
+// the run's control events from the stream after the high-water mark. The
+// trigger itself is taken as decoded from its delivery. It holds r.mu.
+func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger event.Event) error {
+	if r.filter == "" {
+		f, err := runControl(e.class, r.key.Run)
+		if err != nil {
+			return err
+		}
+		r.filter = f
+		if r.hw == 0 {
+			// Start at the run's first event if the StartEvent recorded it.
+			if raw, ok, err := e.store.Get(ctx, r.key.RunContext(), KeyStartSeq); err != nil {
+				return fmt.Errorf("dispatch: read start sequence: %w", err)
+			} else if ok {
+				if s, err := parseUint(raw); err == nil && s > 0 {
+					r.hw = s - 1
+				}
+			}
+		}
+	}
+	for r.hw < seq {
+		m, err := e.bus.NextMsg(ctx, e.stream, r.filter, r.hw+1)
+		if errors.Is(err, bus.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("dispatch: load history of run %s: %w", r.key.Run, err)
+		}
+		if m.Seq == seq {
+			r.add(seq, trigger)
+		} else if ev, err := event.Unmarshal(m.Data); err != nil {
+			e.log.WarnContext(ctx, "dispatch: skipping an undecodable event in the run's history",
+				"subject", m.Subject, "seq", m.Seq, "error", err)
+		} else {
+			r.add(m.Seq, ev)
+		}
+		if m.Seq <= r.hw { // a bus that does not honour seq: avoid looping
+			return fmt.Errorf("dispatch: NextMsg(%d) returned seq %d", r.hw+1, m.Seq)
+		}
+		r.hw = m.Seq
+	}
+	// The trigger is part of its own snapshot even if the stream lost it.
+	r.add(seq, trigger)
+	r.hw = max(r.hw, seq)
+	return nil
+}
+
+// snapshot is the view of one evaluation: the run's events with seq ≤ upTo.
+type snapshot struct {
+	r        *runEntry
+	upTo     uint64
+	trigName string
+	trigIdx  int32 // index of the trigger's (first) copy in r.events
+}
+
+func (r *runEntry) snapshot(upTo uint64, trigger event.Event) snapshot {
+	return snapshot{r: r, upTo: upTo, trigName: event.Name(trigger), trigIdx: r.ids[trigger.EventBase().EventID]}
+}
+
+// prefix returns the indexes of events named name with seq ≤ upTo.
+func (s *snapshot) prefix(name string) []int32 {
+	idx := s.r.byName[name]
+	if len(idx) == 0 || s.r.events[idx[len(idx)-1]].seq <= s.upTo {
+		return idx
+	}
+	n, _ := slices.BinarySearchFunc(idx, s.upTo, func(i int32, seq uint64) int {
+		if s.r.events[i].seq <= seq {
+			return -1
+		}
+		return 1
+	})
+	return idx[:n]
+}
+
+// count returns the number of snapshot events whose name is one of names.
+func (s *snapshot) count(names []string) int {
+	n := 0
+	for _, name := range names {
+		n += len(s.prefix(name))
+	}
+	return n
+}
+
+// single binds one event: the trigger if it matches, else the latest match
+// by stream sequence (D10); nil if none.
+func (s *snapshot) single(names []string) event.Event {
+	best := int32(-1)
+	for _, name := range names {
+		p := s.prefix(name)
+		if len(p) == 0 {
+			continue
+		}
+		if name == s.trigName {
+			return s.r.events[s.trigIdx].ev
+		}
+		if last := p[len(p)-1]; last > best {
+			best = last
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return s.r.events[best].ev
+}
+
+// list appends the matching events in stream order to dst.
+func (s *snapshot) list(dst []event.Event, names []string) []event.Event {
+	if len(names) == 1 {
+		for _, i := range s.prefix(names[0]) {
+			dst = append(dst, s.r.events[i].ev)
+		}
+		return dst
+	}
+	var all []int32
+	for _, name := range names {
+		all = append(all, s.prefix(name)...)
+	}
+	slices.Sort(all) // indexes are in stream order
+	for _, i := range all {
+		dst = append(dst, s.r.events[i].ev)
+	}
+	return dst
+}

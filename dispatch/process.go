@@ -1,0 +1,571 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// Process handles one control event of the engine's class, delivered at
+// stream sequence seq with subject t, and returns once every step it started
+// has published its outputs or recorded its failure (dispatch.md §2 with
+// D1–D15). An error means a transient failure (store or bus): the caller
+// should have the event redelivered; handling it again is safe. Handle is
+// Process plus decoding and settling a delivery.
+func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
+	if ev == nil {
+		return errors.New("dispatch: Process(nil event)")
+	}
+	if ev.EventBase().EventID == "" {
+		ev.EventBase().EventID = t.EventID
+	}
+	run := RunKey{Class: e.class, Run: t.Run}
+
+	// Terminal events first, by parent chain, before any configuration.
+	if event.IsStop(ev) || event.IsException(ev) {
+		return e.teardown(ctx, run, ev)
+	}
+	r := e.cache.get(run)
+	if r.terminated.Load() {
+		e.log.DebugContext(ctx, "dispatch: event after the run's terminal event ignored",
+			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		return nil
+	}
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq)
+	if err != nil || !ok {
+		return err
+	}
+
+	// D14: an event decoded through the ancestry fallback never triggers.
+	if event.IsFallback(ev) {
+		return nil
+	}
+	cands := e.w.Candidates(event.Name(ev))
+	if len(cands) == 0 {
+		return nil
+	}
+	// D4 across replicas: nothing starts once a terminal event was published
+	// or received.
+	if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+		return fmt.Errorf("dispatch: read terminal marker: %w", err)
+	} else if ended {
+		r.terminated.Store(true)
+		return nil
+	}
+
+	r.mu.Lock()
+	if err := e.load(ctx, r, seq, ev); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	snap := r.snapshot(seq, ev)
+	plans := make([]*plan, 0, len(cands))
+	for _, s := range cands {
+		if p := e.bind(&snap, s); p != nil {
+			plans = append(plans, p)
+		}
+	}
+	r.mu.Unlock()
+
+	// Readiness beyond availability: max executions, then the precondition
+	// (R5, §5). All candidates are judged before any runs.
+	ready := plans[:0]
+	for _, p := range plans {
+		p.sc = e.newStepContext(ctx, r, t, ev, p.step.Name(), &p.b, cfg)
+		ok, err := e.ready(ctx, run, p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			ready = append(ready, p)
+		}
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	if e.sequential || len(ready) == 1 {
+		for _, p := range ready {
+			if err := e.execute(ctx, r, t, ev, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(ready))
+	var wg sync.WaitGroup
+	for i, p := range ready {
+		wg.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// prepare runs steps 4–7 of dispatch.md §2 and returns the run's decoded
+// configuration; ok is false when the event must not be evaluated.
+func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64) (cfg any, ok bool, err error) {
+	run := r.key
+	start := event.IsStart(ev)
+	r.cfgMu.Lock()
+	defer r.cfgMu.Unlock()
+	if start {
+		if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
+			return nil, false, fmt.Errorf("dispatch: read end marker: %w", err)
+		} else if ended {
+			e.log.InfoContext(ctx, "dispatch: duplicate delivery of a start event after the run ended",
+				"run_id", t.Run, "event_id", ev.EventBase().EventID)
+			return nil, false, nil
+		}
+	}
+	var raw []byte
+	if !r.cfgLoaded {
+		if start {
+			raw, err = e.config.Resolve(ctx, runOf(t, ev))
+			if err != nil {
+				return nil, false, e.fail(ctx, r, t, ev, err.Error())
+			}
+			if err := e.store.Set(ctx, run.RunContext(), KeyAgentConfig, raw); err != nil {
+				return nil, false, fmt.Errorf("dispatch: store agent config: %w", err)
+			}
+		} else {
+			var found bool
+			raw, found, err = e.store.Get(ctx, run.RunContext(), KeyAgentConfig)
+			if err != nil {
+				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
+			}
+			if !found {
+				if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
+					return nil, false, fmt.Errorf("dispatch: read end marker: %w", err)
+				} else if ended {
+					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
+						"run_id", t.Run, "event", event.Name(ev))
+					r.terminated.Store(true)
+					return nil, false, nil
+				}
+				subject, _ := t.Subject()
+				msg := fmt.Sprintf("%s for event %s and topic %s", ConfigMissing, event.Name(ev), subject)
+				return nil, false, e.fail(ctx, r, t, ev, msg)
+			}
+		}
+	}
+	if h := event.Headers(ev); len(h) > 0 {
+		b, err := json.Marshal(h)
+		if err == nil {
+			err = e.store.Set(ctx, run.RunContext(), KeyAIHubHeaders, b)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("dispatch: store aihub headers: %w", err)
+		}
+	}
+	if !r.cfgLoaded {
+		c, err := e.config.Decode(raw)
+		if err != nil {
+			return nil, false, e.fail(ctx, r, t, ev, err.Error())
+		}
+		r.cfg, r.cfgLoaded = c, true
+	}
+	if start {
+		if err := e.seedRunContext(ctx, run, ev, seq); err != nil {
+			return nil, false, err
+		}
+	}
+	return r.cfg, true, nil
+}
+
+// seedRunContext copies the public fields of a start event into the run
+// context (the reference's to_context_dict) and records the run's first
+// stream sequence for history loading.
+func (e *Engine) seedRunContext(ctx context.Context, run RunKey, ev event.Event, seq uint64) error {
+	sc := run.RunContext()
+	if err := e.store.Set(ctx, sc, KeyStartSeq, strconv.AppendUint(nil, seq, 10)); err != nil {
+		return fmt.Errorf("dispatch: store start sequence: %w", err)
+	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("dispatch: encode start event: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("dispatch: decode start event fields: %w", err)
+	}
+	for k, v := range fields {
+		if strings.HasPrefix(k, "_") || k == "event_id" || k == "created_at" {
+			continue
+		}
+		if err := e.store.Set(ctx, sc, k, v); err != nil {
+			return fmt.Errorf("dispatch: store start field %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func runOf(t topic.Agent, trigger event.Event) step.Run {
+	return step.Run{Class: t.Class, AgentID: t.ID, ThreadID: t.Thread, DisplayID: t.Display, RunID: t.Run, Trigger: trigger}
+}
+
+// plan is one candidate step with its binding.
+type plan struct {
+	step    *step.Step
+	args    [][]event.Event
+	preArgs [][]event.Event
+	inputs  []string // bound ids in parameter order
+	b       binding
+	sc      *stepContext
+}
+
+// bind checks availability (R1, D3) and binds the step's and its
+// precondition's parameters from the snapshot (§6, D10). nil: not ready.
+func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
+	params := s.Params()
+	args, ok := bindParams(snap, params)
+	if !ok {
+		return nil
+	}
+	var preArgs [][]event.Event
+	if s.HasPrecondition() {
+		if preArgs, ok = bindParams(snap, s.PreconditionParams()); !ok {
+			return nil
+		}
+	}
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	inputs := make([]string, 0, n)
+	for _, a := range args {
+		inputs = eventIDs(inputs, a)
+	}
+	p := &plan{step: s, args: args, preArgs: preArgs, inputs: inputs}
+	sorted := make([]string, len(inputs))
+	copy(sorted, inputs)
+	p.b = bindingOf(e.class, snap.r.key.Run, s.Name(), sorted)
+	return p
+}
+
+func bindParams(snap *snapshot, params []step.Param) ([][]event.Event, bool) {
+	args := make([][]event.Event, len(params))
+	var singles []event.Event // one backing array for single bindings
+	for i, p := range params {
+		switch p.Kind {
+		case step.Single, step.Optional:
+			ev := snap.single(p.Names)
+			if ev == nil {
+				if p.Kind == step.Single {
+					return nil, false
+				}
+				continue
+			}
+			if singles == nil {
+				singles = make([]event.Event, 0, len(params))
+			}
+			singles = append(singles, ev)
+			args[i] = singles[len(singles)-1 : len(singles) : len(singles)]
+		case step.List, step.OptionalList:
+			l := snap.list(nil, p.Names)
+			if len(l) == 0 && p.Kind == step.List {
+				return nil, false
+			}
+			args[i] = l
+		case step.Fixed:
+			if snap.count(p.Names) != p.Size {
+				return nil, false
+			}
+			args[i] = snap.list(make([]event.Event, 0, p.Size), p.Names)
+		}
+	}
+	return args, true
+}
+
+// ready checks max executions, then the precondition. A precondition that
+// fails is a failing step (D11): under stop_on_error it ends the run.
+func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
+	s := p.step
+	if m := s.MaxExecutions(); m > 0 {
+		n, err := e.store.Count(ctx, run, s.Name())
+		if err != nil {
+			return false, fmt.Errorf("dispatch: read execution counter: %w", err)
+		}
+		if n >= int64(m) {
+			return false, nil
+		}
+	}
+	if !s.HasPrecondition() {
+		return true, nil
+	}
+	ok, err := s.Check(p.sc, p.preArgs)
+	if err == nil {
+		return ok, nil
+	}
+	err = fmt.Errorf("precondition of step %s: %w", s.Name(), err)
+	e.observer.Executed(Execution{Run: run, Step: s.Name(), Trigger: p.sc.run.Trigger.EventBase().EventID, Inputs: p.inputs, Err: err})
+	if !s.StopOnError() {
+		e.log.WarnContext(ctx, "dispatch: precondition failed", "run_id", run.Run, "step", s.Name(), "error", err)
+		return false, nil
+	}
+	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", "run_id", run.Run, "step", s.Name(), "error", err)
+	exc := &event.ExceptionEvent{Message: err.Error()}
+	exc.EventID = p.b.id("exception", 0)
+	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
+		return false, perr
+	}
+	return false, nil
+}
+
+func (e *Engine) newStepContext(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, name string, b *binding, cfg any) *stepContext {
+	return &stepContext{Context: ctx, e: e, r: r, t: t, run: runOf(t, trigger), step: name, b: b, cfg: cfg}
+}
+
+// execute claims and runs one ready step, publishes its outputs in order and
+// records the outcome (D1, D2).
+func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
+	s := p.step
+	run := r.key
+	if r.terminated.Load() {
+		return nil
+	}
+	res, err := e.store.Claim(ctx, run, ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(s.MaxExecutions())})
+	if err != nil {
+		return fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
+	}
+	if res.Status == Done || res.Status == Limited {
+		return nil
+	}
+	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs, Rerun: res.Status == Pending}
+	outs, callErr := e.call(ctx, p)
+	if callErr == nil {
+		for _, o := range outs {
+			if !s.Declares(event.Name(o)) {
+				callErr = fmt.Errorf("step %s returned a %s, which it does not declare", s.Name(), event.Name(o))
+				break
+			}
+		}
+	}
+	if callErr != nil {
+		x.Err = callErr
+		e.observer.Executed(x)
+		msg := callErr.Error()
+		if s.StopOnError() {
+			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", "run_id", run.Run, "step", s.Name(), "error", callErr)
+			exc := &event.ExceptionEvent{Message: msg}
+			exc.EventID = p.b.id("exception", 0)
+			if _, err := e.publish(ctx, r, t, exc, s.Name()); err != nil {
+				return err
+			}
+		} else {
+			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", "run_id", run.Run, "step", s.Name(), "error", callErr)
+		}
+		return e.complete(ctx, run, s.Name(), p.b.key, Outcome{Failed: true, Message: msg})
+	}
+	now := e.now().UnixNano()
+	for i, o := range outs {
+		b := o.EventBase()
+		b.EventID = p.b.id("out", i)
+		if b.CreatedAt == 0 {
+			b.CreatedAt = now
+		}
+		e.completeTopic(o, t)
+		ok, err := e.publish(ctx, r, t, o, s.Name())
+		if err != nil {
+			return err
+		}
+		if ok {
+			x.Outputs = append(x.Outputs, b.EventID)
+		}
+	}
+	e.observer.Executed(x)
+	return e.complete(ctx, run, s.Name(), p.b.key, Outcome{})
+}
+
+func (e *Engine) call(ctx context.Context, p *plan) ([]event.Event, error) {
+	if e.tracer == nil {
+		return p.step.Call(p.sc, p.args)
+	}
+	sctx, span := e.tracer.Start(ctx, "step "+p.step.Name())
+	defer span.End()
+	p.sc.Context = sctx
+	out, err := p.step.Call(p.sc, p.args)
+	if err != nil {
+		span.RecordError(err)
+	}
+	return out, err
+}
+
+func (e *Engine) complete(ctx context.Context, run RunKey, stepName, key string, o Outcome) error {
+	err := e.store.Complete(ctx, run, stepName, key, o)
+	if errors.Is(err, ErrNotFound) {
+		// The run was torn down while the step ran; nothing to record.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: complete claim of %s: %w", stepName, err)
+	}
+	return nil
+}
+
+// fail publishes an ExceptionEvent for the run outside any step (a
+// configuration problem); its id is derived from the trigger, so a
+// redelivery publishes the same event.
+func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, msg string) error {
+	e.log.ErrorContext(ctx, "dispatch: ending the run", "run_id", t.Run, "reason", msg)
+	b := bindingOf(e.class, t.Run, "", []string{trigger.EventBase().EventID})
+	exc := &event.ExceptionEvent{Message: msg}
+	exc.EventID = b.id("exception", 0)
+	_, err := e.publish(ctx, r, t, exc, "")
+	return err
+}
+
+// publish publishes ev on the run's subjects unless the run has already
+// published or received its terminal event (D4), in which case the event is
+// dropped, logged as a protocol violation, and ok is false.
+func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, stepName string) (ok bool, err error) {
+	if ev.EventBase().CreatedAt == 0 {
+		ev.EventBase().CreatedAt = e.now().UnixNano()
+	}
+	r.pubMu.Lock()
+	defer r.pubMu.Unlock()
+	if r.terminated.Load() {
+		e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped (R4)",
+			"run_id", t.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
+		return false, nil
+	}
+	typ := topic.Control
+	if !event.IsControl(ev) {
+		typ = topic.Display
+	}
+	if _, err := publishEvent(ctx, e.bus, t.Event(typ, event.Name(ev), ev.EventBase().EventID), ev); err != nil {
+		return false, fmt.Errorf("dispatch: publish %s: %w", event.Name(ev), err)
+	}
+	if event.IsStop(ev) || event.IsException(ev) {
+		r.terminated.Store(true)
+		if _, _, err := e.store.SetMarker(ctx, r.key, MarkerTerminal, "published"); err != nil {
+			return true, fmt.Errorf("dispatch: set terminal marker: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// completeTopic fills the reply topic of HITL and BITL requests with the
+// run's ids and the request's event id, keeping what the step set
+// (bus.md §9.1).
+func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
+	if !event.IsHITLRequest(ev) && !event.IsBITLRequest(ev) {
+		return
+	}
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return
+	}
+	f := v.Elem().FieldByName("Topic")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*event.Topic]() || !f.CanSet() {
+		return
+	}
+	tp, _ := f.Interface().(*event.Topic)
+	if tp == nil {
+		tp = &event.Topic{}
+		f.Set(reflect.ValueOf(tp))
+	}
+	fill := func(p **string, v string) {
+		if *p == nil || **p == "" {
+			*p = &v
+		}
+	}
+	fill(&tp.AgentClass, t.Class)
+	fill(&tp.AgentID, t.ID)
+	fill(&tp.ThreadID, t.Thread)
+	fill(&tp.DisplayID, t.Display)
+	fill(&tp.RunID, t.Run)
+	fill(&tp.EventID, ev.EventBase().EventID)
+}
+
+// teardown handles a received StopEvent or ExceptionEvent (§13, D4, D5):
+// idempotent; deletes the run's state, keeps the end marker, evicts the
+// cached history.
+func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error {
+	marker := Completed
+	if event.IsException(ev) && !event.IsStop(ev) {
+		marker = Crashed
+	}
+	if r := e.cache.peek(run); r != nil {
+		r.terminated.Store(true)
+	}
+	if _, _, err := e.store.SetMarker(ctx, run, MarkerTerminal, "received"); err != nil {
+		return fmt.Errorf("dispatch: set terminal marker: %w", err)
+	}
+	cur, created, err := e.store.SetMarker(ctx, run, MarkerEnd, marker)
+	if err != nil {
+		return fmt.Errorf("dispatch: set end marker: %w", err)
+	}
+	if !created {
+		if _, cleaned, err := e.store.Marker(ctx, run, MarkerCleaned); err != nil {
+			return fmt.Errorf("dispatch: read cleaned marker: %w", err)
+		} else if cleaned {
+			e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
+				"run_id", run.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+			e.cache.evict(run)
+			e.observer.TornDown(Teardown{Run: run, Marker: cur, Duplicate: true})
+			return nil
+		}
+	}
+	if err := e.store.DeleteRun(ctx, run); err != nil {
+		return fmt.Errorf("dispatch: delete run state: %w", err)
+	}
+	if _, _, err := e.store.SetMarker(ctx, run, MarkerCleaned, strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+		return fmt.Errorf("dispatch: set cleaned marker: %w", err)
+	}
+	e.cache.evict(run)
+	e.observer.TornDown(Teardown{Run: run, Marker: cur})
+	return nil
+}
+
+// runControl is the run's control subject pattern.
+func runControl(class, run string) (string, error) {
+	f, err := topic.RunControl(class, run)
+	if err != nil {
+		return "", fmt.Errorf("dispatch: run %q: %w", run, err)
+	}
+	return f, nil
+}
+
+// publishEvent routes ev by its parent chain: control → stream (msg id =
+// event id, D15), display → core, both → both, control first.
+// TODO(dispatch): replace by bus.PublishEvent once it lands.
+func publishEvent(ctx context.Context, b bus.Bus, t topic.Agent, ev event.Event) (bus.PubAck, error) {
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return bus.PubAck{}, err
+	}
+	var ack bus.PubAck
+	if event.IsControl(ev) {
+		t.Type = topic.Control
+		subj, err := t.Subject()
+		if err != nil {
+			return ack, err
+		}
+		ack, err = b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, ev.EventBase().EventID)
+		if err != nil {
+			return ack, err
+		}
+	}
+	if event.IsDisplay(ev) {
+		t.Type = topic.Display
+		subj, err := t.Subject()
+		if err != nil {
+			return ack, err
+		}
+		if err := b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
+			return ack, err
+		}
+	}
+	return ack, nil
+}
