@@ -210,3 +210,7 @@ func blockCodec() *codec {
 		},
 	}
 }
+
+var strPtrType = reflect.TypeFor[*string]()
+
+func reflectType[T any]() reflect.Type { return reflect.TypeFor[T]() }

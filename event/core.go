@@ -94,7 +94,7 @@ type HumanInTheLoopInputResponseEvent struct {
 	RequestEvent *HumanInTheLoopInputRequestEvent `json:"request_event" event:"required"`
 }
 
-func init() {
+func registerCore() {
 	MustRegister[ControlEvent]()
 	MustRegister[DisplayEvent]()
 	MustRegister[ControlAndDisplayEvent](WithParents("ControlEvent"))

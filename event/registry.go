@@ -136,6 +136,8 @@ func register(gt reflect.Type, opts ...Option) error {
 		}
 		if b, ok := old.byGo[f.Type]; ok {
 			t.bases = append(t.bases, b)
+		} else if isEventStruct(f.Type) {
+			return fmt.Errorf("event: register %s: embedded %v is not registered; register parents first", name, f.Type)
 		}
 	}
 	var opaque []string

@@ -20,6 +20,11 @@ type decoder struct {
 	path    []string
 	missing []string
 	event   string // wire name of the event being decoded, for errors
+
+	// Type tags supplied from outside the payload (persisted documents).
+	defName    string
+	defParents []string
+	hasDefs    bool
 }
 
 func (d *decoder) ws() {

@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -215,5 +216,20 @@ func (m *ChatMessage) encodeLax(e *encoder) error {
 		return err
 	}
 	e.buf = append(e.buf, '}')
+	return nil
+}
+
+var (
+	reFilename = regexp.MustCompile(`^[^/\\]+$`)
+	reFileID   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+)
+
+func (f UserUploadedFile) validate() error {
+	if !reFilename.MatchString(f.Filename) {
+		return &ValidationError{Field: "files.filename", Hint: "must be a file name without / or \\, got " + quote(f.Filename)}
+	}
+	if !reFileID.MatchString(f.FileID) {
+		return &ValidationError{Field: "files.file_id", Hint: "must be a lowercase UUID4, got " + quote(f.FileID)}
+	}
 	return nil
 }

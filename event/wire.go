@@ -248,6 +248,15 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 			})
 		}
 	}
+	if d.hasDefs {
+		if nameAt < 0 {
+			name = d.defName
+		}
+		if parentsAt < 0 && d.defParents != nil {
+			parents, parentsList = d.defParents, true
+		}
+		d.hasDefs = false
+	}
 	if d.event == "" {
 		d.event = name
 	}
@@ -302,7 +311,7 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 			t = baseEventType
 		}
 	}
-	if !fallback && d.event != t.Name {
+	if !fallback || d.event == "" {
 		d.event = t.Name
 	}
 

@@ -1,0 +1,8 @@
+package event
+
+// The library registers in dependency order: a type's parents first.
+func init() {
+	registerCore()
+	registerSemantic()
+	registerCatalogue()
+}
