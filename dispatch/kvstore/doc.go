@@ -1,0 +1,29 @@
+// Package kvstore is a dispatch.Store on NATS JetStream key-value buckets:
+// the default state store of an agent on NATS, so that an agent with an
+// embedded nats-server is fully durable without any other server.
+//
+// It keeps idempotency claims, execution counters, markers and run
+// contexts in one bucket (default "saap_state", entries expire 30 days after
+// their last write, as the reference's Redis keys) and thread contexts in a
+// second bucket without expiry (default "saap_state_threads"). Keys are
+// namespaced by agent class and run or thread (D5), and every name is
+// escaped into a valid key token, so any string works as a class, run id,
+// step name or context key.
+//
+// Atomicity comes from the KV primitives alone, so any number of replicas
+// can share the buckets:
+//
+//   - a claim is a KV Create: of concurrent claimers exactly one wins;
+//   - counters and Incr are compare-and-set loops on the key's revision;
+//   - a limited step reserves its slot in the counter (which lists the claim
+//     keys holding slots) before it creates the claim, so the counter never
+//     exceeds the limit and a crash between the two writes is repaired by
+//     the next Claim of that key, which reports Pending;
+//   - DeleteRun purges the run's key prefix in one request instead of
+//     scanning the bucket; markers live outside that prefix and survive it.
+//
+// The store works with nats-server 2.9 and later.
+//
+//	js, _ := jetstream.New(nc)
+//	store, err := kvstore.New(ctx, js, kvstore.Config{})
+package kvstore

@@ -1,0 +1,562 @@
+package kvstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/saap-go/agent/dispatch"
+)
+
+// Defaults of Config.
+const (
+	DefaultBucket = "saap_state"
+	// DefaultTTL is the lifetime of run state and markers, as the
+	// reference's 30-day Redis expiries (spec dispatch.md §15).
+	DefaultTTL = 30 * 24 * time.Hour
+	// ThreadBucketSuffix is appended to Bucket to name the thread bucket.
+	ThreadBucketSuffix = "_threads"
+)
+
+// Config says where and how a Store keeps its state. The zero value is
+// valid: buckets saap_state and saap_state_threads on file storage, run
+// state kept 30 days, thread context kept until deleted.
+type Config struct {
+	// Bucket holds claims, counters, markers and run contexts; default
+	// DefaultBucket. Agent classes may share a bucket: keys are namespaced
+	// by class (D5).
+	Bucket string
+	// ThreadBucket holds thread contexts; default Bucket+ThreadBucketSuffix.
+	// It is a separate bucket because thread context has no TTL.
+	ThreadBucket string
+	// TTL is the MaxAge of Bucket: a key expires TTL after its last write.
+	// 0 means DefaultTTL; a negative value means no expiry.
+	TTL time.Duration
+	// ThreadTTL is the MaxAge of ThreadBucket; 0 means no expiry.
+	ThreadTTL time.Duration
+	// Storage is where the buckets keep their data; the zero value is file
+	// storage, which survives a server restart.
+	Storage jetstream.StorageType
+	// Replicas is the buckets' replication factor in a cluster; 0 means 1.
+	Replicas int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Bucket == "" {
+		c.Bucket = DefaultBucket
+	}
+	if c.ThreadBucket == "" {
+		c.ThreadBucket = c.Bucket + ThreadBucketSuffix
+	}
+	switch {
+	case c.TTL == 0:
+		c.TTL = DefaultTTL
+	case c.TTL < 0:
+		c.TTL = 0
+	}
+	if c.ThreadTTL < 0 {
+		c.ThreadTTL = 0
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	return c
+}
+
+// Store is a dispatch.Store on JetStream key-value buckets. It is safe for
+// concurrent use by any number of goroutines and replicas: claims are KV
+// creates, counters and Incr are compare-and-set loops on the key's
+// revision, and nothing is cached in the process.
+type Store struct {
+	state   jetstream.KeyValue
+	threads jetstream.KeyValue
+	// stateStream is the stream behind the state bucket; DeleteRun purges a
+	// subject of it.
+	stateStream jetstream.Stream
+}
+
+var _ dispatch.Store = (*Store)(nil)
+
+// New opens the buckets named by cfg, creating them if absent, and returns
+// a Store on them. Existing buckets are used as they are, even if their
+// settings differ from cfg. ctx bounds the set-up.
+func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+	if js == nil {
+		return nil, errors.New("kvstore: New needs a JetStream context")
+	}
+	cfg = cfg.withDefaults()
+	state, err := openBucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "saap-go agent run state: claims, counters, markers, run context",
+		History:     1,
+		TTL:         cfg.TTL,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, err
+	}
+	threads, err := openBucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      cfg.ThreadBucket,
+		Description: "saap-go agent thread context",
+		History:     1,
+		TTL:         cfg.ThreadTTL,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, err
+	}
+	stream, err := js.Stream(ctx, "KV_"+cfg.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: stream of bucket %s: %w", cfg.Bucket, err)
+	}
+	return &Store{state: state, threads: threads, stateStream: stream}, nil
+}
+
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil {
+		return kv, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("kvstore: bucket %s: %w", cfg.Bucket, err)
+	}
+	kv, err = js.CreateKeyValue(ctx, cfg)
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		// Another replica created it in between.
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: creating bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// maxCAS bounds a compare-and-set loop. Every round some writer wins, so
+// only a livelock bug or thousands of writers on one key reach it.
+const maxCAS = 10000
+
+var errContention = errors.New("kvstore: too much contention on one key")
+
+// claim values.
+type claimValue struct {
+	Done    bool             `json:"done"`
+	Outcome dispatch.Outcome `json:"outcome"`
+}
+
+var pendingClaim = []byte(`{"done":false}`)
+
+// counterValue is a step's execution counter. For a limited step it also
+// lists the claim keys that took a slot: a claim's slot is reserved in the
+// counter first and the claim key created after, so a crash between the two
+// leaves the key listed, and the next Claim of that key finishes the job
+// (reporting Pending) instead of taking a second slot.
+type counterValue struct {
+	N    int64    `json:"n"`
+	Keys []string `json:"keys,omitempty"`
+}
+
+// Claim implements dispatch.Store.
+func (s *Store) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	if err := checkRun(run); err != nil {
+		return dispatch.ClaimResult{}, err
+	}
+	if req.Step == "" || req.Key == "" {
+		return dispatch.ClaimResult{}, fmt.Errorf("kvstore: claim needs a step and a key (step %q, key %q)", req.Step, req.Key)
+	}
+	ck := claimKey(run.Class, run.Run, req.Step, req.Key)
+	nk := counterKey(run.Class, run.Run, req.Step)
+	for range maxCAS {
+		if res, ok, err := s.existingClaim(ctx, ck, nk); err != nil || ok {
+			return res, err
+		}
+		cnt, rev, err := s.counter(ctx, nk)
+		if err != nil {
+			return dispatch.ClaimResult{}, err
+		}
+		if req.Max <= 0 {
+			// Unlimited: the claim key decides the winner; the counter
+			// follows. A crash in between under-counts by one, which no
+			// limit depends on.
+			_, err := s.state.Create(ctx, ck, pendingClaim)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // lost the race: report the winner's claim
+			}
+			if err != nil {
+				return dispatch.ClaimResult{}, fmt.Errorf("kvstore: creating claim: %w", err)
+			}
+			n, err := s.bumpCounter(ctx, nk)
+			if err != nil {
+				return dispatch.ClaimResult{}, err
+			}
+			return dispatch.ClaimResult{Status: dispatch.Claimed, Count: n}, nil
+		}
+		if slices.Contains(cnt.Keys, req.Key) {
+			// The slot is reserved: the claim is being created, or its
+			// creator crashed. Either way it is a claimed execution.
+			if _, err := s.state.Create(ctx, ck, pendingClaim); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				return dispatch.ClaimResult{}, fmt.Errorf("kvstore: creating claim: %w", err)
+			}
+			continue // report what the claim key holds now
+		}
+		if cnt.N >= req.Max {
+			return dispatch.ClaimResult{Status: dispatch.Limited, Count: cnt.N}, nil
+		}
+		next := counterValue{N: cnt.N + 1, Keys: append(cnt.Keys, req.Key)}
+		ok, err := s.casCounter(ctx, nk, next, rev)
+		if err != nil {
+			return dispatch.ClaimResult{}, err
+		}
+		if !ok {
+			continue
+		}
+		if _, err := s.state.Create(ctx, ck, pendingClaim); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return dispatch.ClaimResult{}, fmt.Errorf("kvstore: creating claim: %w", err)
+		}
+		return dispatch.ClaimResult{Status: dispatch.Claimed, Count: next.N}, nil
+	}
+	return dispatch.ClaimResult{}, errContention
+}
+
+// existingClaim reports the claim at ck if it exists.
+func (s *Store) existingClaim(ctx context.Context, ck, nk string) (dispatch.ClaimResult, bool, error) {
+	e, err := s.state.Get(ctx, ck)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return dispatch.ClaimResult{}, false, nil
+	}
+	if err != nil {
+		return dispatch.ClaimResult{}, false, fmt.Errorf("kvstore: reading claim: %w", err)
+	}
+	var v claimValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return dispatch.ClaimResult{}, false, fmt.Errorf("kvstore: claim %s holds malformed data: %w", ck, err)
+	}
+	cnt, _, err := s.counter(ctx, nk)
+	if err != nil {
+		return dispatch.ClaimResult{}, false, err
+	}
+	if v.Done {
+		return dispatch.ClaimResult{Status: dispatch.Done, Outcome: v.Outcome, Count: cnt.N}, true, nil
+	}
+	return dispatch.ClaimResult{Status: dispatch.Pending, Count: cnt.N}, true, nil
+}
+
+// counter reads the counter at nk and its revision (0 if absent).
+func (s *Store) counter(ctx context.Context, nk string) (counterValue, uint64, error) {
+	e, err := s.state.Get(ctx, nk)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return counterValue{}, 0, nil
+	}
+	if err != nil {
+		return counterValue{}, 0, fmt.Errorf("kvstore: reading counter: %w", err)
+	}
+	var v counterValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return counterValue{}, 0, fmt.Errorf("kvstore: counter %s holds malformed data: %w", nk, err)
+	}
+	return v, e.Revision(), nil
+}
+
+// casCounter writes v at nk if its revision is still rev (0: absent). It
+// reports false when another writer came first.
+func (s *Store) casCounter(ctx context.Context, nk string, v counterValue, rev uint64) (bool, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return false, err
+	}
+	if rev == 0 {
+		_, err = s.state.Create(ctx, nk, data)
+	} else {
+		_, err = s.state.Update(ctx, nk, data, rev)
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return false, nil
+	}
+	return false, fmt.Errorf("kvstore: writing counter: %w", err)
+}
+
+// bumpCounter adds one to the counter at nk and returns the new count.
+func (s *Store) bumpCounter(ctx context.Context, nk string) (int64, error) {
+	for range maxCAS {
+		cnt, rev, err := s.counter(ctx, nk)
+		if err != nil {
+			return 0, err
+		}
+		cnt.N++
+		ok, err := s.casCounter(ctx, nk, cnt, rev)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return cnt.N, nil
+		}
+	}
+	return 0, errContention
+}
+
+// Complete implements dispatch.Store.
+func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
+	if err := checkRun(run); err != nil {
+		return err
+	}
+	if step == "" || key == "" {
+		return fmt.Errorf("kvstore: complete needs a step and a key (step %q, key %q)", step, key)
+	}
+	ck := claimKey(run.Class, run.Run, step, key)
+	data, err := json.Marshal(claimValue{Done: true, Outcome: o})
+	if err != nil {
+		return err
+	}
+	for range maxCAS {
+		e, err := s.state.Get(ctx, ck)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("kvstore: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, dispatch.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("kvstore: reading claim: %w", err)
+		}
+		// Updating at the read revision keeps a concurrent DeleteRun from
+		// being undone by this write.
+		_, err = s.state.Update(ctx, ck, data, e.Revision())
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("kvstore: completing claim: %w", err)
+		}
+	}
+	return errContention
+}
+
+// Count implements dispatch.Store.
+func (s *Store) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
+	if err := checkRun(run); err != nil {
+		return 0, err
+	}
+	if step == "" {
+		return 0, errors.New("kvstore: count needs a step")
+	}
+	cnt, _, err := s.counter(ctx, counterKey(run.Class, run.Run, step))
+	return cnt.N, err
+}
+
+// SetMarker implements dispatch.Store.
+func (s *Store) SetMarker(ctx context.Context, run dispatch.RunKey, name, value string) (string, bool, error) {
+	if err := checkRun(run); err != nil {
+		return "", false, err
+	}
+	if name == "" {
+		return "", false, fmt.Errorf("kvstore: marker of run %s/%s needs a name", run.Class, run.Run)
+	}
+	mk := markerKey(run.Class, run.Run, name)
+	for range maxCAS {
+		_, err := s.state.Create(ctx, mk, []byte(value))
+		if err == nil {
+			return value, true, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return "", false, fmt.Errorf("kvstore: setting marker %s: %w", name, err)
+		}
+		e, err := s.state.Get(ctx, mk)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // expired in between: try again
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("kvstore: reading marker %s: %w", name, err)
+		}
+		return string(e.Value()), false, nil
+	}
+	return "", false, errContention
+}
+
+// Marker implements dispatch.Store.
+func (s *Store) Marker(ctx context.Context, run dispatch.RunKey, name string) (string, bool, error) {
+	if err := checkRun(run); err != nil {
+		return "", false, err
+	}
+	if name == "" {
+		return "", false, fmt.Errorf("kvstore: marker of run %s/%s needs a name", run.Class, run.Run)
+	}
+	e, err := s.state.Get(ctx, markerKey(run.Class, run.Run, name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("kvstore: reading marker %s: %w", name, err)
+	}
+	return string(e.Value()), true, nil
+}
+
+// bucketKey returns the bucket and the full key of key in scope sc.
+func (s *Store) bucketKey(sc dispatch.Scope, key string) (jetstream.KeyValue, string, error) {
+	kv, prefix, err := s.scope(sc)
+	if err != nil {
+		return nil, "", err
+	}
+	if key == "" {
+		return nil, "", fmt.Errorf("kvstore: empty key in %s scope %s/%s", sc.Kind, sc.Class, sc.ID)
+	}
+	return kv, prefix + escape(key), nil
+}
+
+func (s *Store) scope(sc dispatch.Scope) (jetstream.KeyValue, string, error) {
+	if sc.Class == "" || sc.ID == "" {
+		return nil, "", fmt.Errorf("kvstore: %s scope needs a class and an id (class %q, id %q)", sc.Kind, sc.Class, sc.ID)
+	}
+	switch sc.Kind {
+	case dispatch.RunScope:
+		return s.state, runContextPrefix(sc.Class, sc.ID), nil
+	case dispatch.ThreadScope:
+		return s.threads, threadPrefix(sc.Class, sc.ID), nil
+	}
+	return nil, "", fmt.Errorf("kvstore: invalid scope kind %d", int(sc.Kind))
+}
+
+// Get implements dispatch.Store.
+func (s *Store) Get(ctx context.Context, sc dispatch.Scope, key string) ([]byte, bool, error) {
+	kv, k, err := s.bucketKey(sc, key)
+	if err != nil {
+		return nil, false, err
+	}
+	e, err := kv.Get(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("kvstore: get %q: %w", key, err)
+	}
+	return slices.Clone(e.Value()), true, nil
+}
+
+// Set implements dispatch.Store.
+func (s *Store) Set(ctx context.Context, sc dispatch.Scope, key string, value []byte) error {
+	kv, k, err := s.bucketKey(sc, key)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, k, value); err != nil {
+		return fmt.Errorf("kvstore: set %q: %w", key, err)
+	}
+	return nil
+}
+
+// Delete implements dispatch.Store.
+func (s *Store) Delete(ctx context.Context, sc dispatch.Scope, key string) error {
+	kv, k, err := s.bucketKey(sc, key)
+	if err != nil {
+		return err
+	}
+	if err := kv.Delete(ctx, k); err != nil {
+		return fmt.Errorf("kvstore: delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// Keys implements dispatch.Store. It reads only the scope's keys (one
+// filtered watch), however large the bucket.
+func (s *Store) Keys(ctx context.Context, sc dispatch.Scope) ([]string, error) {
+	kv, prefix, err := s.scope(sc)
+	if err != nil {
+		return nil, err
+	}
+	names, err := listKeys(ctx, kv, prefix+">")
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: listing %s scope %s/%s: %w", sc.Kind, sc.Class, sc.ID, err)
+	}
+	keys := make([]string, 0, len(names))
+	for _, n := range names {
+		k, err := unescape(strings.TrimPrefix(n, prefix))
+		if err != nil {
+			return nil, fmt.Errorf("kvstore: key %q: %w", n, err)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
+}
+
+// listKeys returns the live keys matching filter.
+func listKeys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
+	lister, err := kv.ListKeysFiltered(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = lister.Stop() }()
+	var out []string
+	for k := range lister.Keys() {
+		out = append(out, k)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Incr implements dispatch.Store.
+func (s *Store) Incr(ctx context.Context, sc dispatch.Scope, key string, delta int64) (int64, error) {
+	kv, k, err := s.bucketKey(sc, key)
+	if err != nil {
+		return 0, err
+	}
+	for range maxCAS {
+		var n int64
+		var rev uint64
+		e, err := kv.Get(ctx, k)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return 0, fmt.Errorf("kvstore: incr %q: %w", key, err)
+		default:
+			rev = e.Revision()
+			if n, err = strconv.ParseInt(string(e.Value()), 10, 64); err != nil {
+				return 0, fmt.Errorf("kvstore: incr %s %q: %w", sc.Kind, key, dispatch.ErrNotInteger)
+			}
+		}
+		n += delta
+		val := strconv.AppendInt(nil, n, 10)
+		if rev == 0 {
+			_, err = kv.Create(ctx, k, val)
+		} else {
+			_, err = kv.Update(ctx, k, val, rev)
+		}
+		switch {
+		case err == nil:
+			return n, nil
+		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+			continue
+		}
+		return 0, fmt.Errorf("kvstore: incr %q: %w", key, err)
+	}
+	return 0, errContention
+}
+
+// DeleteRun implements dispatch.Store: one purge of the run's subject
+// removes its claims, counters and run context; markers live elsewhere.
+func (s *Store) DeleteRun(ctx context.Context, run dispatch.RunKey) error {
+	if err := checkRun(run); err != nil {
+		return err
+	}
+	subject := "$KV." + s.state.Bucket() + "." + runPrefix(run.Class, run.Run) + ">"
+	if err := s.stateStream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
+		return fmt.Errorf("kvstore: deleting run %s/%s: %w", run.Class, run.Run, err)
+	}
+	return nil
+}
+
+func checkRun(run dispatch.RunKey) error {
+	if run.Class == "" || run.Run == "" {
+		return fmt.Errorf("kvstore: run key needs a class and a run id (class %q, run %q)", run.Class, run.Run)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package kvstore
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/internal/natsserver"
+)
+
+// TestReservedSlotWithoutClaimIsPending simulates a crash between the two
+// writes of a limited claim: the counter lists the key, the claim key was
+// never created. The next Claim must report the execution as Pending (run it
+// again) without taking a second slot.
+func TestReservedSlotWithoutClaimIsPending(t *testing.T) {
+	srv, err := natsserver.Start(natsserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := New(t.Context(), js, Config{Bucket: "crash", Storage: jetstream.MemoryStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := dispatch.RunKey{Class: "C", Run: "r"}
+	ok, err := s.casCounter(t.Context(), counterKey("C", "r", "s"), counterValue{N: 1, Keys: []string{"k"}}, 0)
+	if err != nil || !ok {
+		t.Fatalf("writing the reservation: %v, %v", ok, err)
+	}
+	r, err := s.Claim(t.Context(), run, dispatch.ClaimRequest{Step: "s", Key: "k", Max: 1})
+	if err != nil || r.Status != dispatch.Pending || r.Count != 1 {
+		t.Fatalf("Claim = %+v, %v; want Pending with count 1", r, err)
+	}
+	if err := s.Complete(t.Context(), run, "s", "k", dispatch.Outcome{}); err != nil {
+		t.Fatalf("Complete of the recovered claim: %v", err)
+	}
+	r, err = s.Claim(t.Context(), run, dispatch.ClaimRequest{Step: "s", Key: "other", Max: 1})
+	if err != nil || r.Status != dispatch.Limited {
+		t.Fatalf("Claim of another key = %+v, %v; want Limited", r, err)
+	}
+}
