@@ -162,8 +162,10 @@ func TestCallRefusesBadArgs(t *testing.T) {
 		{"single empty", func(a [][]event.Event) [][]event.Event { a[0] = nil; return a }, "arg1 got 0 events, wants exactly 1"},
 		{"single two", func(a [][]event.Event) [][]event.Event { a[0] = evs(&A{}, &A{}); return a }, "arg1 got 2 events"},
 		{"single wrong type", func(a [][]event.Event) [][]event.Event { a[0] = evs(&B{}); return a }, "arg1 cannot take a *step_test.B"},
+		{"single nil", func(a [][]event.Event) [][]event.Event { a[0] = evs(nil); return a }, "arg1 cannot take a <nil>"},
 		{"single nil pointer", func(a [][]event.Event) [][]event.Event { a[0] = evs((*A)(nil)); return a }, "arg1 cannot take"},
 		{"optional two", func(a [][]event.Event) [][]event.Event { a[1] = evs(&B{}, &B{}); return a }, "arg2 got 2 events, wants 0 or 1"},
+		{"optional nil", func(a [][]event.Event) [][]event.Event { a[1] = evs(nil); return a }, "arg2 cannot take"},
 		{"optional wrong type", func(a [][]event.Event) [][]event.Event { a[1] = evs(&A{}); return a }, "arg2 cannot take"},
 		{"list empty", func(a [][]event.Event) [][]event.Event { a[2] = nil; return a }, "arg3 got 0 events, wants at least 1"},
 		{"list wrong type", func(a [][]event.Event) [][]event.Event { a[2] = evs(&R{}, &A{}); return a }, "arg3 cannot take"},
@@ -221,5 +223,49 @@ func TestCheck(t *testing.T) {
 	// No precondition: always ready.
 	if ok, err := step.New(Answer).Check(newCtx(), nil); !ok || err != nil {
 		t.Errorf("no precondition: %v, %v", ok, err)
+	}
+}
+
+func TestCallConcurrent(t *testing.T) {
+	// Pooled frames and temporaries must never leak values between calls.
+	s := step.New(func(_ step.Context, a *A, b step.Maybe[*B], ws [2]*W, u step.Either[*A, *C]) ([]*C, error) {
+		if b.OK && b.Value.N != a.N || ws[0].N != a.N || ws[1].N != a.N {
+			return nil, errors.New("mixed arguments")
+		}
+		if (a.N%2 == 0) != (u.A != nil) || (u.A == nil) == (u.B == nil) {
+			return nil, errors.New("mixed union")
+		}
+		return []*C{{N: a.N}}, nil
+	}, step.Name("concurrent"))
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				n := g*1000 + i
+				var opt []event.Event
+				if i%3 != 0 {
+					opt = evs(&B{N: n})
+				}
+				var u event.Event = &C{N: n}
+				if n%2 == 0 {
+					u = &A{N: n}
+				}
+				out, err := s.Call(newCtx(), [][]event.Event{evs(&A{N: n}), opt, evs(&W{N: n}, &W{N: n}), evs(u)})
+				if err != nil {
+					done <- err
+					return
+				}
+				if len(out) != 1 || out[0].(*C).N != n {
+					done <- errors.New("wrong output")
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/saap-go/agent/event"
 )
@@ -31,6 +32,7 @@ type binder struct {
 	maybe   bool         // wrapped in Maybe
 	inner   reflect.Type // type inside Maybe (== typ when !maybe)
 	union   reflect.Type // the Either type of a single value or of list elements, or nil
+	pool    *sync.Pool   // temporaries of the value types (Maybe, Either, arrays)
 }
 
 // analyzer inspects signatures and records problems on its step.
@@ -77,7 +79,7 @@ func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool
 
 // param plans one event parameter at position i.
 func (a analyzer) param(t reflect.Type, i int, what string) (binder, bool) {
-	b := binder{typ: t, inner: t}
+	b := binder{typ: t, inner: t, pool: new(sync.Pool)}
 	b.Name = fmt.Sprintf("arg%d", i)
 	unsupported := func(why string) (binder, bool) {
 		a.step.addProblem(CheckSignature, "%s parameter %d has type %s, which %s", what, i, t, why).

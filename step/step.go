@@ -253,17 +253,17 @@ func (s *Step) Call(ctx Context, args [][]event.Event) (out []event.Event, err e
 	if !s.fn.IsValid() {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, s.name)
 	}
-	in, err := bindAll(ctx, s.params, args)
+	f, err := bindAll(ctx, s.params, args)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", s.name, err)
 	}
 	defer func() {
+		f.release()
 		if r := recover(); r != nil {
 			out, err = nil, &PanicError{Step: s.name, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	res := s.fn.Call(in)
-	return s.results.collect(res)
+	return s.results.collect(s.fn.Call(f.in))
 }
 
 // Check runs the precondition with args bound per PreconditionParams. A step
@@ -272,16 +272,17 @@ func (s *Step) Check(ctx Context, args [][]event.Event) (ok bool, err error) {
 	if s.pre == nil {
 		return true, nil
 	}
-	in, err := bindAll(ctx, s.pre.params, args)
+	f, err := bindAll(ctx, s.pre.params, args)
 	if err != nil {
 		return false, fmt.Errorf("precondition of %s: %w", s.name, err)
 	}
 	defer func() {
+		f.release()
 		if r := recover(); r != nil {
 			ok, err = false, &PanicError{Step: s.name, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	res := s.pre.fn.Call(in)
+	res := s.pre.fn.Call(f.in)
 	if e := res[1].Interface(); e != nil {
 		return false, e.(error)
 	}
