@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
 
@@ -293,5 +294,43 @@ func TestWorkflowClassName(t *testing.T) {
 	var ve *step.ValidationError
 	if !errors.As(err, &ve) || !ve.Has(step.CheckName) || !strings.HasPrefix(err.Error(), "workflow cannot run:") {
 		t.Errorf("empty class: %v", err)
+	}
+}
+
+func TestValidationAgentInTheLoop(t *testing.T) {
+	// spec/dispatch.md scenario 39 with a D9 timeout: the delegation's
+	// answers, its exception and its timeout arrive from outside once the
+	// request was emitted.
+	delegate := named(func(step.Context, *event.UserMessageEvent) (*event.AgentInTheLoopRequestEvent, error) {
+		return nil, nil
+	}, "start")
+	end := named(func(step.Context, step.Either[*event.AgentInTheLoopResponseEvent, *event.AgentInTheLoopTimeoutEvent]) (*Done, error) {
+		return nil, nil
+	}, "end")
+	exc := named(func(step.Context, *event.AgentInTheLoopExceptionEvent) (*Done, error) { return nil, nil }, "exc")
+	w, err := step.NewWorkflow("Orchestrator", delegate, end, exc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, l := range w.Graph().Links {
+		links = append(links, l.Source+">"+l.Target+":"+l.EventName)
+	}
+	want := []string{
+		"Start>start:UserMessageEvent", "end>End:Done", "exc>End:Done",
+		"start>exc:AgentInTheLoopExceptionEvent", "start>end:AgentInTheLoopResponseEvent", "start>end:AgentInTheLoopTimeoutEvent",
+	}
+	if diff := cmp.Diff(want, links); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+	// Without the request, a timeout of another family cannot arrive.
+	ve := mustFail(t, named(startOrStop, "begin"),
+		named(func(step.Context, *event.HumanInTheLoopTimeoutEvent) (*Done, error) { return nil, nil }, "late"),
+		named(middle, "middle"), named(finish, "finish"),
+		named(func(step.Context, *A) (*event.AgentInTheLoopRequestEvent, error) { return nil, nil }, "delegate"),
+		named(func(step.Context, *event.AgentInTheLoopTimeoutEvent) (*Done, error) { return nil, nil }, "timedOut"))
+	problem(t, ve, step.CheckUnreachable, "late")
+	if len(ve.Problems) != 1 {
+		t.Errorf("only late should be unreachable:\n%v", ve)
 	}
 }
