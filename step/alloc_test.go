@@ -37,4 +37,3 @@ func TestCallAllocations(t *testing.T) {
 		t.Errorf("Call with value parameters allocates %v times, want at most 3", got)
 	}
 }
-
