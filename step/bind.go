@@ -112,16 +112,21 @@ func (b *binder) bind(f *frame, evs []event.Event) (reflect.Value, error) {
 		if len(evs) == 0 {
 			return reflect.Value{}, b.countErr(0, "at least 1")
 		}
-		l := reflect.MakeSlice(b.inner, len(evs), len(evs))
+		// A pooled header with a fresh backing array: the step may keep
+		// the slice, never the header.
+		l := f.temp(b.pool, b.inner)
+		l.Grow(len(evs))
+		l.SetLen(len(evs))
 		return l, b.fill(evs, l)
 	case OptionalList:
 		m := f.temp(b.pool, b.typ)
 		if len(evs) > 0 {
-			l := reflect.MakeSlice(b.inner, len(evs), len(evs))
+			l := m.Field(0)
+			l.Grow(len(evs))
+			l.SetLen(len(evs))
 			if err := b.fill(evs, l); err != nil {
 				return reflect.Value{}, err
 			}
-			m.Field(0).Set(l)
 			m.Field(1).SetBool(true)
 		}
 		return m, nil
