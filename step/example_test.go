@@ -1,6 +1,7 @@
 package step_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,6 +33,10 @@ type (
 		event.ControlEvent
 		Approved bool `json:"approved"`
 	}
+	Query struct {
+		event.StartEvent
+		Text string `json:"text" description:"the user's question"`
+	}
 )
 
 func init() {
@@ -40,6 +45,7 @@ func init() {
 	event.MustRegister[Answered]()
 	event.MustRegister[Work]()
 	event.MustRegister[Review]()
+	event.MustRegister[Query]()
 }
 
 // RAG is a linear agent: each step is a method whose signature says what it
@@ -180,6 +186,39 @@ func ExampleValidationError() {
 	// - no step on RAGAgent consumes a start event
 	//   hint: let the first step take a StartEvent subclass, e.g. msg *event.UserMessageEvent
 	// 4 problems; the first is a stop-input problem
+}
+
+// The graph discovery publishes (network_graph, spec/bus.md §8.2): a Start
+// and an End node around the steps, and one link per event flowing between
+// them, with the fields the event type declares.
+func ExampleWorkflow_Graph() {
+	ask := func(ctx step.Context, q *Query) (*Condensed, error) { return &Condensed{Question: q.Text}, nil }
+	answer := func(ctx step.Context, c *Condensed) (*Answered, error) { return &Answered{}, nil }
+	wf, err := step.NewWorkflow("QA",
+		step.New(ask, step.Name("Ask"), step.Description("condenses the question")),
+		step.New(answer, step.Name("Answer"), step.Icon("mage:message")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g := wf.Graph()
+	for _, n := range g.Nodes {
+		fmt.Printf("node %s (%s)\n", n.ID, n.Type)
+	}
+	for _, l := range g.Links {
+		fmt.Printf("link %s -> %s: %s\n", l.Source, l.Target, l.EventName)
+	}
+	data, _ := json.Marshal(g.Links[0])
+	fmt.Println(string(data))
+	// Output:
+	// node Start (start)
+	// node Answer (step)
+	// node Ask (step)
+	// node End (stop)
+	// link Start -> Ask: Query
+	// link Ask -> Answer: Condensed
+	// link Answer -> End: Answered
+	// {"source":"Start","target":"Ask","edge_id":0,"event_name":"Query","event_full_name":"github.com/saap-go/agent/step_test.Query","is_start_event":true,"is_stop_event":false,"payload":{"text":{"type":"str","description":"the user's question"}}}
 }
 
 func stepNames(steps []*step.Step) []string {

@@ -217,3 +217,43 @@ func TestClosureNeedsName(t *testing.T) {
 		t.Errorf("hint = %q", ve.Problems[0].Hint)
 	}
 }
+
+type valueAgent struct{}
+
+func (valueAgent) Plan(ctx step.Context, a *A) error { return nil }
+
+type generic[T any] struct{}
+
+func (*generic[T]) Handle(ctx step.Context, a *A) error { return nil }
+
+func genericFunc[T any](ctx step.Context, a *A) error { return nil }
+
+func TestNameDerivation(t *testing.T) {
+	nested := func() any {
+		return func() any { return func(step.Context, *A) error { return nil } }()
+	}()
+	cases := []struct {
+		name string
+		fn   any
+		want string // "" means a closure: a name problem
+	}{
+		{"value receiver", valueAgent{}.Plan, "Plan"},
+		{"method expression", (*agent).Retrieve, ""},
+		{"generic method", (&generic[int]{}).Handle, "Handle"},
+		{"generic function", genericFunc[string], "genericFunc"},
+		{"nested closure", nested, ""},
+	}
+	for _, c := range cases {
+		s := step.New(c.fn)
+		if c.want == "" {
+			var ve *step.ValidationError
+			if !errors.As(s.Err(), &ve) || !(ve.Has(step.CheckName) || ve.Has(step.CheckSignature)) {
+				t.Errorf("%s: Err() = %v, want a name or signature problem", c.name, s.Err())
+			}
+			continue
+		}
+		if s.Name() != c.want || s.Err() != nil {
+			t.Errorf("%s: Name() = %q, Err() = %v; want %q", c.name, s.Name(), s.Err(), c.want)
+		}
+	}
+}
