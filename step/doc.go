@@ -37,6 +37,13 @@
 // executions per run, stop-on-error (on by default), declared outputs and an
 // explicit loop.
 //
+// The Context gives a step the run's identity, the run and thread state
+// (JSON values with an atomic Incr), Emit for display events while it works
+// (streamed chunks), an idempotency key that is stable across a re-run after
+// a crash, a logger, a tracer and the agent configuration (Config[T]). A
+// panic in a step or precondition is recovered into a *PanicError and
+// treated like any other error.
+//
 // NewWorkflow validates the whole set at once (spec/dispatch.md D6) and
 // reports every problem in a *ValidationError, each with a hint: invalid
 // signatures and unregistered types, duplicate names, required inputs that
@@ -46,4 +53,6 @@
 // Workflow answers the dispatcher's questions (Candidates, in the
 // reference's alphabetical order) and exports its graph for discovery
 // (Graph, the network_graph of spec/bus.md §8.2) and for people (Mermaid).
+// NewPartialWorkflow skips the checks that need a whole agent, for tests of
+// fragments whose inputs the test publishes itself.
 package step

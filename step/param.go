@@ -61,11 +61,16 @@ func (e Either3[A, B, C]) Event() event.Event {
 
 func (Either3[A, B, C]) isEither() {}
 
-// OneOf builds the Either holding a; Other the one holding b. They make
-// returning a union result read well.
+// OneOf returns the Either holding its first member a; Other the one
+// holding its second member b. They make a union result read well:
+//
+//	if found == nil {
+//		return step.Other[*Found](&NotFound{}), nil
+//	}
+//	return step.OneOf[*Found, *NotFound](found), nil
 func OneOf[A, B event.Event](a A) Either[A, B] { return Either[A, B]{A: a} }
 
-// Other builds the Either holding b.
+// Other returns the Either holding its second member b; see OneOf.
 func Other[A, B event.Event](b B) Either[A, B] { return Either[A, B]{B: b} }
 
 type maybeMarker interface{ isMaybe() }
