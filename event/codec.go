@@ -2,10 +2,12 @@ package event
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -738,7 +740,7 @@ func (d *decoder) float() (float64, error) {
 		return 0, err
 	}
 	f, err := strconvFloat(raw)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // Python reads 1e999 as inf
 		return 0, d.errf(ErrType, "invalid float %s", raw)
 	}
 	return f, nil

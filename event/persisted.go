@@ -28,7 +28,7 @@ type Persisted struct {
 // _parent_event_names from EventName and EventParents where the data has
 // none.
 func (p *Persisted) Event() (Event, error) {
-	d := decoder{data: p.EventData, event: p.EventName, defName: p.EventName, defParents: p.EventParents, hasDefs: true}
+	d := decoder{data: validUTF8(p.EventData), event: p.EventName, defName: p.EventName, defParents: p.EventParents, hasDefs: true}
 	return d.eventAs(nil, true)
 }
 
@@ -45,7 +45,7 @@ func UnmarshalValue(data []byte, v any) error {
 	if err != nil {
 		return fmt.Errorf("event: UnmarshalValue %T: %w", v, err)
 	}
-	d := decoder{data: data}
+	d := decoder{data: validUTF8(data)}
 	if err := c.dec(&d, rv.Elem()); err != nil {
 		return err
 	}

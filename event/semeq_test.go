@@ -1,8 +1,10 @@
 package event
 
 import (
+	"errors"
 	"math/big"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,7 +65,11 @@ func (d *decoder) pyValue() (any, error) {
 		return nil, err
 	}
 	if isFloat {
-		return parseFloat(raw)
+		f, err := parseFloat(raw)
+		if errors.Is(err, strconv.ErrRange) {
+			err = nil // Python reads 1e999 as inf
+		}
+		return f, err
 	}
 	if n, ok := parseInt(raw); ok {
 		return n, nil

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 func fmtAppendInt(b []byte, n int64) []byte   { return strconv.AppendInt(b, n, 10) }
@@ -156,7 +158,7 @@ const (
 // name, parents and unknown fields; the last resort is *BaseEvent. Missing
 // required fields are reported by Missing, not as errors.
 func Unmarshal(data []byte) (Event, error) {
-	d := decoder{data: data}
+	d := decoder{data: validUTF8(data)}
 	return d.eventAs(nil, true)
 }
 
@@ -169,12 +171,21 @@ func UnmarshalAs[T any, PT interface {
 	*T
 	Event
 }](data []byte) (PT, error) {
-	d := decoder{data: data}
+	d := decoder{data: validUTF8(data)}
 	ev, err := d.eventAs(reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err
 	}
 	return ev.(PT), nil
+}
+
+// validUTF8 replaces invalid UTF-8 by U+FFFD, as encoding/json does, so
+// that names, strings and kept raw values are valid text.
+func validUTF8(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
 type entry struct {
