@@ -47,13 +47,19 @@ type Harness struct {
 }
 
 type config struct {
-	store     dispatch.Store
-	engineOpt []dispatch.Option
-	log       *slog.Logger
+	concurrent bool
+	store      dispatch.Store
+	engineOpt  []dispatch.Option
+	log        *slog.Logger
 }
 
 // Option configures a Harness.
 type Option func(*config)
+
+// Concurrent lets the engine run the ready steps of one trigger
+// concurrently, as in production, instead of one after the other. The
+// harness still waits for all of them before the next delivery.
+func Concurrent() Option { return func(c *config) { c.concurrent = true } }
 
 // WithStore runs the harness on s instead of a fresh dispatch.MemoryStore.
 func WithStore(s dispatch.Store) Option { return func(c *config) { c.store = s } }
@@ -87,13 +93,16 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	}
 	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background()}
 	h.bus = memory.New(memory.Options{Manual: true, Clock: memory.NewManualClock(Epoch), Logger: c.log})
-	engOpts := append([]dispatch.Option{
-		dispatch.Sequential(),
+	engOpts := []dispatch.Option{
 		dispatch.WithHeartbeat(0),
 		dispatch.WithClock(func() time.Time { return Epoch }),
 		dispatch.WithObserver(observer{h}),
 		dispatch.WithLogger(c.log),
-	}, c.engineOpt...)
+	}
+	if !c.concurrent {
+		engOpts = append(engOpts, dispatch.Sequential())
+	}
+	engOpts = append(engOpts, c.engineOpt...)
 	eng, err := dispatch.New(w, h.bus, h.store, engOpts...)
 	if err != nil {
 		t.Fatalf("agenttest.New: %v", err)
@@ -201,6 +210,30 @@ func (h *Harness) Send(r *Result, e event.Event) *Result {
 	a := r.topic.Event(topic.Control, event.Name(e), b.EventID)
 	if _, err := publishEvent(h.ctx, h.bus, a, e); err != nil {
 		h.t.Fatalf("agenttest.Send %s: %v", event.Name(e), err)
+	}
+	h.Settle()
+	return r
+}
+
+// SendRaw publishes a JSON event payload into the run of r as it arrives
+// from another producer: on the control subject named after the payload's
+// _event_name and event_id, with a fresh Nats-Msg-Id, so even a copy of an
+// event already in the stream is stored again (a duplicate the stream's
+// de-duplication did not catch). Then it settles. Unknown event names are
+// fine: that is what it is for.
+func (h *Harness) SendRaw(r *Result, data []byte) *Result {
+	h.t.Helper()
+	e, err := event.Unmarshal(data)
+	if err != nil {
+		h.t.Fatalf("agenttest.SendRaw: %v", err)
+	}
+	a := r.topic.Event(topic.Control, event.Name(e), e.EventBase().EventID)
+	subj, err := a.Subject()
+	if err != nil {
+		h.t.Fatalf("agenttest.SendRaw: %v", err)
+	}
+	if _, err := h.bus.PublishStream(h.ctx, &bus.Msg{Subject: subj, Data: data}, h.NewID()); err != nil {
+		h.t.Fatalf("agenttest.SendRaw: %v", err)
 	}
 	h.Settle()
 	return r

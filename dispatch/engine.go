@@ -139,6 +139,12 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	return e, nil
 }
 
+// Cached reports whether the history of run is in the engine's cache (for
+// tests and diagnostics: teardown evicts it).
+func (e *Engine) Cached(run string) bool {
+	return e.cache.peek(RunKey{Class: e.class, Run: run}) != nil
+}
+
 // Workflow returns the engine's workflow.
 func (e *Engine) Workflow() *step.Workflow { return e.w }
 

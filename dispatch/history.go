@@ -80,9 +80,50 @@ type runEntry struct {
 	terminated atomic.Bool
 	pubMu      sync.Mutex // orders publishing against terminal events
 
+	actMu  sync.Mutex
+	actID  uint64
+	active map[uint64]context.CancelCauseFunc // contexts of running executions
+
 	cfgMu     sync.Mutex
 	cfgLoaded bool
 	cfg       any
+}
+
+// terminate marks the run ended in this process (D4) and cancels the
+// contexts of its running steps.
+func (r *runEntry) terminate() {
+	r.terminated.Store(true)
+	r.actMu.Lock()
+	defer r.actMu.Unlock()
+	for _, cancel := range r.active {
+		cancel(ErrRunEnded)
+	}
+	clear(r.active)
+}
+
+// track derives the context of executions from ctx: it is cancelled with
+// ErrRunEnded when the run ends. release must be called when they finish.
+func (r *runEntry) track(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancelCause(ctx)
+	r.actMu.Lock()
+	if r.terminated.Load() {
+		r.actMu.Unlock()
+		cancel(ErrRunEnded)
+		return c, func() {}
+	}
+	if r.active == nil {
+		r.active = map[uint64]context.CancelCauseFunc{}
+	}
+	r.actID++
+	id := r.actID
+	r.active[id] = cancel
+	r.actMu.Unlock()
+	return c, func() {
+		r.actMu.Lock()
+		delete(r.active, id)
+		r.actMu.Unlock()
+		cancel(nil)
+	}
 }
 
 type histEvent struct {

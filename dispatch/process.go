@@ -60,7 +60,7 @@ func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
 		return fmt.Errorf("dispatch: read terminal marker: %w", err)
 	} else if ended {
-		r.terminated.Store(true)
+		r.terminate()
 		return nil
 	}
 
@@ -78,11 +78,18 @@ func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	r.mu.Unlock()
 
+	if len(plans) == 0 {
+		return nil
+	}
+	// Steps and preconditions see a context that ends with the run (D4).
+	sctx, release := r.track(ctx)
+	defer release()
+
 	// Readiness beyond availability: max executions, then the precondition
 	// (R5, §5). All candidates are judged before any runs.
 	ready := plans[:0]
 	for _, p := range plans {
-		p.sc = e.newStepContext(ctx, r, t, ev, p.step.Name(), &p.b, cfg)
+		p.sc = e.newStepContext(sctx, r, t, ev, p.step.Name(), &p.b, cfg)
 		ok, err := e.ready(ctx, run, p)
 		if err != nil {
 			return err
@@ -149,7 +156,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 				} else if ended {
 					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
 						"run_id", t.Run, "event", event.Name(ev))
-					r.terminated.Store(true)
+					r.terminate()
 					return nil, false, nil
 				}
 				subject, _ := t.Subject()
@@ -341,7 +348,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		return nil
 	}
 	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs, Rerun: res.Status == Pending}
-	outs, callErr := e.call(ctx, p)
+	outs, callErr := e.call(p)
 	if callErr == nil {
 		for _, o := range outs {
 			if !s.Declares(event.Name(o)) {
@@ -386,11 +393,11 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	return e.complete(ctx, run, s.Name(), p.b.key, Outcome{})
 }
 
-func (e *Engine) call(ctx context.Context, p *plan) ([]event.Event, error) {
+func (e *Engine) call(p *plan) ([]event.Event, error) {
 	if e.tracer == nil {
 		return p.step.Call(p.sc, p.args)
 	}
-	sctx, span := e.tracer.Start(ctx, "step "+p.step.Name())
+	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
 	defer span.End()
 	p.sc.Context = sctx
 	out, err := p.step.Call(p.sc, p.args)
@@ -447,7 +454,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		return false, fmt.Errorf("dispatch: publish %s: %w", event.Name(ev), err)
 	}
 	if event.IsStop(ev) || event.IsException(ev) {
-		r.terminated.Store(true)
+		r.terminate()
 		if _, _, err := e.store.SetMarker(ctx, r.key, MarkerTerminal, "published"); err != nil {
 			return true, fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
@@ -497,7 +504,7 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 		marker = Crashed
 	}
 	if r := e.cache.peek(run); r != nil {
-		r.terminated.Store(true)
+		r.terminate()
 	}
 	if _, _, err := e.store.SetMarker(ctx, run, MarkerTerminal, "received"); err != nil {
 		return fmt.Errorf("dispatch: set terminal marker: %w", err)
