@@ -1,0 +1,445 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/saap-go/agent/bus"
+)
+
+func streamConfig(c bus.StreamConfig) jetstream.StreamConfig {
+	sc := jetstream.StreamConfig{
+		Name:       c.Name,
+		Subjects:   append([]string(nil), c.Subjects...),
+		Retention:  jetstream.LimitsPolicy,
+		Discard:    jetstream.DiscardOld,
+		Storage:    jetstream.FileStorage,
+		MaxMsgs:    c.MaxMsgs,
+		MaxAge:     c.MaxAge,
+		Duplicates: c.Duplicates,
+		Replicas:   1,
+	}
+	if c.MaxMsgs == 0 {
+		sc.MaxMsgs = -1
+	}
+	if c.Storage == bus.MemoryStorage {
+		sc.Storage = jetstream.MemoryStorage
+	}
+	return sc
+}
+
+func mapStreamErr(name string, err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("stream %q: %w", name, bus.ErrNotFound)
+	}
+	return fmt.Errorf("stream %q: %w", name, mapErr(err))
+}
+
+// EnsureStream creates the stream if none of that name exists; see
+// bus.Streams. Like the reference it looks the stream up by name only and
+// never updates an existing one.
+func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	_, err := b.js.Stream(ctx, cfg.Name)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return mapStreamErr(cfg.Name, err)
+	}
+	_, err = b.js.CreateStream(ctx, streamConfig(cfg))
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("create stream %q: %w", cfg.Name, mapErr(err))
+	}
+	return nil
+}
+
+// StreamInfo returns the stream's configuration and state; see bus.Streams.
+func (b *Bus) StreamInfo(ctx context.Context, name string) (*bus.StreamInfo, error) {
+	s, err := b.js.Stream(ctx, name)
+	if err != nil {
+		return nil, mapStreamErr(name, err)
+	}
+	info := s.CachedInfo()
+	c := info.Config
+	out := &bus.StreamInfo{
+		Config: bus.StreamConfig{
+			Name: c.Name, Subjects: c.Subjects, MaxMsgs: c.MaxMsgs,
+			MaxAge: c.MaxAge, Duplicates: c.Duplicates,
+		},
+		Msgs:     info.State.Msgs,
+		FirstSeq: info.State.FirstSeq,
+		LastSeq:  info.State.LastSeq,
+	}
+	if c.Storage == jetstream.MemoryStorage {
+		out.Config.Storage = bus.MemoryStorage
+	}
+	if c.Retention != jetstream.LimitsPolicy || c.Discard != jetstream.DiscardOld {
+		b.log.Warn("bus: stream is not limits/discard-old", "stream", name,
+			"retention", c.Retention.String(), "discard", c.Discard.String())
+	}
+	return out, nil
+}
+
+// DeleteStream removes the stream; see bus.Streams.
+func (b *Bus) DeleteStream(ctx context.Context, name string) error {
+	if err := b.js.DeleteStream(ctx, name); err != nil {
+		return mapStreamErr(name, err)
+	}
+	return nil
+}
+
+// DeleteConsumer removes the durable; see bus.Streams.
+func (b *Bus) DeleteConsumer(ctx context.Context, stream, durable string) error {
+	err := b.js.DeleteConsumer(ctx, stream, durable)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		return fmt.Errorf("consumer %q on stream %q: %w", durable, stream, bus.ErrNotFound)
+	}
+	return mapStreamErr(stream, err)
+}
+
+// msgGetRequest is JetStream's STREAM.MSG.GET request; next_by_subj
+// (nats-server 2.9+) returns the first message at or after seq that
+// matches the subject, wildcards allowed.
+type msgGetRequest struct {
+	Seq       uint64 `json:"seq"`
+	NextBySub string `json:"next_by_subj"`
+}
+
+type msgGetResponse struct {
+	Error *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+	Message *struct {
+		Subject string    `json:"subject"`
+		Seq     uint64    `json:"seq"`
+		Header  []byte    `json:"hdrs"`
+		Data    []byte    `json:"data"`
+		Time    time.Time `json:"time"`
+	} `json:"message"`
+}
+
+// JetStream API error codes NextMsg tells apart.
+const (
+	errCodeNoMessage      = 10037
+	errCodeStreamNotFound = 10059
+)
+
+// NextMsg returns the first stored message with sequence ≥ seq matching
+// filter, in one request to $JS.API.STREAM.MSG.GET.<stream>; see
+// bus.Streams.
+func (b *Bus) NextMsg(ctx context.Context, stream, filter string, seq uint64) (*bus.StoredMsg, error) {
+	if filter == "" {
+		filter = ">"
+	}
+	if err := bus.ValidatePattern(filter); err != nil {
+		return nil, err
+	}
+	req, _ := json.Marshal(msgGetRequest{Seq: max(seq, 1), NextBySub: filter})
+	ctx, cancel := bus.RequestContext(ctx)
+	defer cancel()
+	r, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: get next message: %w", stream, mapErr(err))
+	}
+	var resp msgGetResponse
+	if err := json.Unmarshal(r.Data, &resp); err != nil {
+		return nil, fmt.Errorf("stream %q: get next message: bad response: %w", stream, err)
+	}
+	if e := resp.Error; e != nil {
+		switch {
+		case e.ErrCode == errCodeNoMessage || (e.Code == 404 && e.ErrCode != errCodeStreamNotFound):
+			return nil, fmt.Errorf("stream %q: no message matching %q from sequence %d: %w", stream, filter, seq, bus.ErrNotFound)
+		case e.ErrCode == errCodeStreamNotFound:
+			return nil, fmt.Errorf("stream %q: %w", stream, bus.ErrNotFound)
+		}
+		return nil, fmt.Errorf("stream %q: get next message: %s (code %d, err_code %d)", stream, e.Description, e.Code, e.ErrCode)
+	}
+	if resp.Message == nil {
+		return nil, fmt.Errorf("stream %q: get next message: empty response", stream)
+	}
+	m := resp.Message
+	out := &bus.StoredMsg{Msg: bus.Msg{Subject: m.Subject, Data: m.Data}, Seq: m.Seq, Time: m.Time}
+	if len(m.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return nil, fmt.Errorf("stream %q: message %d: bad headers: %w", stream, m.Seq, err)
+		}
+		out.Header = bus.Header(h)
+	}
+	return out, nil
+}
+
+// consumer is one Consume call.
+type consumer struct {
+	b       *Bus
+	cc      jetstream.ConsumeContext
+	mu      sync.Mutex // held while the handler runs
+	stopped bool
+	once    sync.Once
+}
+
+func consumerConfig(c bus.ConsumerConfig) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		FilterSubject: c.FilterSubject,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+		AckWait:       c.AckWait,
+		MaxDeliver:    c.MaxDeliver,
+		MaxAckPending: c.MaxAckPending,
+	}
+}
+
+// durable returns the consumer, created if absent and updated if its
+// AckWait, MaxDeliver, MaxAckPending or filter drifted from cfg.
+func (b *Bus) durable(ctx context.Context, cfg bus.ConsumerConfig) (jetstream.Consumer, error) {
+	s, err := b.js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return nil, mapStreamErr(cfg.Stream, err)
+	}
+	for range 2 {
+		c, err := s.Consumer(ctx, cfg.Durable)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c, err = s.CreateConsumer(ctx, consumerConfig(cfg))
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				continue // another replica won the race
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+		}
+		have := c.CachedInfo().Config
+		if have.AckWait == cfg.AckWait && have.MaxDeliver == cfg.MaxDeliver &&
+			have.MaxAckPending == cfg.MaxAckPending && have.FilterSubject == cfg.FilterSubject {
+			return c, nil
+		}
+		b.log.Info("bus: reconciling drifted consumer", "stream", cfg.Stream, "consumer", cfg.Durable,
+			"ack_wait", have.AckWait, "max_deliver", have.MaxDeliver, "max_ack_pending", have.MaxAckPending,
+			"filter", have.FilterSubject)
+		have.AckWait, have.MaxDeliver, have.MaxAckPending = cfg.AckWait, cfg.MaxDeliver, cfg.MaxAckPending
+		have.FilterSubject = cfg.FilterSubject
+		c, err = s.UpdateConsumer(ctx, have)
+		if err != nil {
+			return nil, fmt.Errorf("update consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("consumer %q on stream %q: created and deleted concurrently", cfg.Durable, cfg.Stream)
+}
+
+// Consume starts or joins the durable (a pull consumer shared by all its
+// Consume calls, so they split its messages like a queue group); see
+// bus.Streams.
+func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.Delivery)) (bus.Consumer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, fmt.Errorf("bus: Consume %q with a nil handler", cfg.Durable)
+	}
+	if b.isClosed() {
+		return nil, bus.ErrClosed
+	}
+	cfg = cfg.WithDefaults()
+	jc, err := b.durable(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &consumer{b: b}
+	cb := func(m jetstream.Msg) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.stopped {
+			return // left unacked: redelivered after AckWait
+		}
+		h(b.delivery(m))
+	}
+	c.cc, err = jc.Consume(cb, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		b.log.Warn("bus: consumer error", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("consume %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		c.cc.Stop()
+		return nil, bus.ErrClosed
+	}
+	b.consumers[c] = struct{}{}
+	b.mu.Unlock()
+	return c, nil
+}
+
+// Stop stops the consumption and waits for the handler call in flight.
+func (c *consumer) Stop() error {
+	c.once.Do(func() {
+		c.cc.Stop()
+		c.mu.Lock()
+		c.stopped = true
+		c.mu.Unlock()
+		select {
+		case <-c.cc.Closed():
+		case <-time.After(5 * time.Second):
+			c.b.log.Warn("bus: consumer did not close within 5s")
+		}
+		c.b.mu.Lock()
+		delete(c.b.consumers, c)
+		c.b.mu.Unlock()
+	})
+	return nil
+}
+
+// delivery implements bus.Delivery over a JetStream message.
+type delivery struct {
+	b       *Bus
+	m       jetstream.Msg
+	msg     *bus.Msg
+	meta    *jetstream.MsgMetadata
+	mu      sync.Mutex
+	settled bool
+}
+
+func (b *Bus) delivery(m jetstream.Msg) *delivery {
+	meta, err := m.Metadata()
+	if err != nil {
+		meta = &jetstream.MsgMetadata{} // not a JetStream reply subject; should not happen
+		b.log.Warn("bus: delivery without metadata", "subject", m.Subject(), "err", err)
+	}
+	return &delivery{
+		b:    b,
+		m:    m,
+		msg:  &bus.Msg{Subject: m.Subject(), Header: bus.Header(m.Headers()), Data: m.Data()},
+		meta: meta,
+	}
+}
+
+func (d *delivery) Msg() *bus.Msg        { return d.msg }
+func (d *delivery) Seq() uint64          { return d.meta.Sequence.Stream }
+func (d *delivery) NumDelivered() uint64 { return d.meta.NumDelivered }
+
+// settle runs f unless d was settled; final marks d settled when f succeeds.
+func (d *delivery) settle(final bool, f func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled {
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+	}
+	if err := f(); err != nil {
+		if errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			d.settled = true
+			return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+		}
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, mapErr(err))
+	}
+	if final {
+		d.settled = true
+	}
+	return nil
+}
+
+// Ack acknowledges the message. It returns once the ack is sent, not
+// confirmed: a lost ack means one redelivery, which idempotency absorbs.
+func (d *delivery) Ack(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.settle(true, d.m.Ack)
+}
+
+// Nak asks for redelivery after delay.
+func (d *delivery) Nak(delay time.Duration) error {
+	return d.settle(true, func() error {
+		if delay > 0 {
+			return d.m.NakWithDelay(delay)
+		}
+		return d.m.Nak()
+	})
+}
+
+// InProgress restarts the server's ack-wait timer.
+func (d *delivery) InProgress() error { return d.settle(false, d.m.InProgress) }
+
+// Term stops redelivery. The reason reaches the server's advisory on
+// nats-server 2.10.4+; older servers ignore a "+TERM" that carries a reason
+// (the message would be redelivered), so there it is only logged.
+func (d *delivery) Term(reason string) error {
+	return d.settle(true, func() error {
+		if reason == "" || !serverAtLeast(d.b.nc.ConnectedServerVersion(), 2, 10, 4) {
+			if reason != "" {
+				d.b.log.Info("bus: message terminated", "stream", d.meta.Stream, "seq", d.Seq(), "reason", reason)
+			}
+			return d.m.Term()
+		}
+		return d.m.TermWithReason(reason)
+	})
+}
+
+// serverAtLeast reports whether version ("2.9.10") is at least
+// major.minor.patch; an unparsable version counts as old.
+func serverAtLeast(version string, major, minor, patch int) bool {
+	var v [3]int
+	if n, _ := fmt.Sscanf(version, "%d.%d.%d", &v[0], &v[1], &v[2]); n < 2 {
+		return false
+	}
+	for i, w := range [3]int{major, minor, patch} {
+		if v[i] != w {
+			return v[i] > w
+		}
+	}
+	return true
+}
+
+// DeadLetter republishes the message to the dead-letter subject and then
+// terminates it; if the republish fails the message stays unsettled.
+func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
+	d.mu.Lock()
+	settled := d.settled
+	d.mu.Unlock()
+	if settled {
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+	}
+	b := d.b
+	dl := b.cfg.DeadLetters
+	if err := b.ensureDeadLetters(ctx); err != nil {
+		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
+	}
+	letter, id := dl.Letter(d.msg, d.meta.Stream, d.Seq(), d.NumDelivered(), reason)
+	if _, err := b.PublishStream(ctx, letter, id); err != nil {
+		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
+	}
+	b.log.Warn("bus: message dead-lettered", "stream", d.meta.Stream, "seq", d.Seq(),
+		"subject", d.msg.Subject, "reason", reason)
+	return d.Term("dead letter: " + reason)
+}
+
+func (b *Bus) ensureDeadLetters(ctx context.Context) error {
+	b.mu.Lock()
+	ready := b.dlReady
+	b.mu.Unlock()
+	if ready {
+		return nil
+	}
+	if err := b.EnsureStream(ctx, b.cfg.DeadLetters.StreamConfig()); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.dlReady = true
+	b.mu.Unlock()
+	return nil
+}
