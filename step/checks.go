@@ -2,6 +2,7 @@ package step
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -90,8 +91,9 @@ func (v *validator) producers(steps []*Step) {
 // reachability runs the event flow forward from the start events: a step
 // becomes reachable when each of its required inputs (its precondition's
 // included) can exist; its outputs then exist, and a request makes its
-// family's responses and timeouts possible (D6). It returns the steps
-// reported unreachable.
+// family's responses and timeouts possible (D6). It returns the steps the
+// termination check should skip: those reported unreachable or whose inputs
+// were already reported.
 func (v *validator) reachability(steps []*Step) map[string]bool {
 	explained := map[string]bool{} // steps whose inputs were already reported
 	for _, p := range v.problems {
@@ -134,27 +136,38 @@ func (v *validator) reachability(steps []*Step) map[string]bool {
 		return required || slices.ContainsFunc(s.triggers, can)
 	}
 	reached := map[*Step]bool{}
-	for changed := true; changed; {
-		changed = false
-		for _, s := range steps {
-			if reached[s] || len(s.problems) > 0 || !ready(s) {
-				continue
-			}
-			reached[s], changed = true, true
-			for _, n := range s.outputs {
-				avail[n] = true
-				if f := requestFamily(n); f != noFamily {
-					fams[f] = true
-				}
+	reach := func(s *Step) {
+		reached[s] = true
+		for _, n := range s.outputs {
+			avail[n] = true
+			if f := requestFamily(n); f != noFamily {
+				fams[f] = true
 			}
 		}
 	}
-	unreachable := map[string]bool{}
+	// Steps with problems already reported are assumed to run, so that the
+	// steps after them are not reported as unreachable too.
 	for _, s := range steps {
-		if reached[s] || len(s.problems) > 0 {
+		if len(s.problems) > 0 || explained[s.name] {
+			reach(s)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range steps {
+			if reached[s] || !ready(s) {
+				continue
+			}
+			reach(s)
+			changed = true
+		}
+	}
+	skip := maps.Clone(explained) // for the termination check
+	for _, s := range steps {
+		if reached[s] && !explained[s.name] {
 			continue
 		}
-		unreachable[s.name] = true
+		skip[s.name] = true
 		if explained[s.name] {
 			continue
 		}
@@ -173,7 +186,7 @@ func (v *validator) reachability(steps []*Step) map[string]bool {
 			Message: fmt.Sprintf("%s is unreachable: no chain of events from a start event leads to %s", v.where(s), strings.Join(missing, " and ")),
 			Hint:    "emit the missing input from a reachable step (responses count once a reachable step emits the request), or remove the step"})
 	}
-	return unreachable
+	return skip
 }
 
 // flow is the step graph: an edge s→t when an output of s triggers t, or

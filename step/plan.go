@@ -38,6 +38,19 @@ type binder struct {
 // analyzer inspects signatures and records problems on its step.
 type analyzer struct{ step *Step }
 
+// label names the step or its precondition in messages, with the
+// function's type: "step Answer (func(step.Context, *A) error)".
+func (a analyzer) label(what string, t reflect.Type) string {
+	name := a.step.name
+	switch {
+	case name == "":
+		return fmt.Sprintf("the %s %s", what, t)
+	case what == "precondition":
+		return fmt.Sprintf("the precondition of %s (%s)", name, t)
+	}
+	return fmt.Sprintf("step %s (%s)", name, t)
+}
+
 // function checks that fn is a func taking (Context, event params...) and
 // returns the parameter plans.
 func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool) {
@@ -53,12 +66,12 @@ func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool
 	}
 	t := v.Type()
 	if t.IsVariadic() {
-		a.step.addProblem(CheckSignature, "the %s %s is variadic", what, t).
+		a.step.addProblem(CheckSignature, "%s is variadic", a.label(what, t)).
 			hint("declare each input as its own parameter; use a slice type for a list")
 		return nil, false
 	}
 	if t.NumIn() == 0 || t.In(0) != contextType {
-		a.step.addProblem(CheckSignature, "the %s %s does not take a step.Context first", what, t).
+		a.step.addProblem(CheckSignature, "%s does not take a step.Context first", a.label(what, t)).
 			hint("make the first parameter ctx step.Context")
 		return nil, false
 	}
@@ -70,7 +83,7 @@ func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool
 		params = append(params, b)
 	}
 	if ok && what == "step" && len(params) == 0 {
-		a.step.addProblem(CheckSignature, "the step %s takes no events, so nothing can trigger it", t).
+		a.step.addProblem(CheckSignature, "%s takes no events, so nothing can trigger it", a.label(what, t)).
 			hint("add the event that should start it, e.g. msg *event.UserMessageEvent")
 		ok = false
 	}
@@ -241,7 +254,23 @@ func (r resultPlan) outputs() []string { return r.declared }
 func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 	var rp resultPlan
 	bad := func() resultPlan {
-		a.step.addProblem(CheckSignature, "the step %s returns %s, which is not a supported result", t, resultList(t)).
+		// Keep what can be told of the outputs, so that the steps consuming
+		// them are not reported too.
+		if n := t.NumOut(); n > 0 && t.Out(0).Kind() == reflect.Pointer {
+			if name, ok := wireName(t.Out(0)); ok {
+				rp.declared = []string{name}
+			}
+		}
+		for _, e := range emits {
+			if e != nil {
+				if name, ok := wireName(reflect.TypeOf(e)); ok {
+					rp.declared = append(rp.declared, name)
+				}
+			}
+		}
+		slices.Sort(rp.declared)
+		rp.declared = slices.Compact(rp.declared)
+		a.step.addProblem(CheckSignature, "%s returns %s, which is not a supported result", a.label("step", t), resultList(t)).
 			hint("return error, (*E, error), ([]*E, error), (step.Either[*A, *B], error), or (event.Event, error) / ([]event.Event, error) with step.Emits(...)")
 		return rp
 	}
@@ -331,7 +360,7 @@ func (a analyzer) resultMember(t reflect.Type) (string, bool) {
 // preResults checks that a precondition returns (bool, error).
 func (a analyzer) preResults(t reflect.Type) bool {
 	if t.NumOut() != 2 || t.Out(0) != boolType || t.Out(1) != errorType {
-		a.step.addProblem(CheckSignature, "the precondition %s returns %s, not (bool, error)", t, resultList(t)).
+		a.step.addProblem(CheckSignature, "%s returns %s, not (bool, error)", a.label("precondition", t), resultList(t)).
 			hint("return (true, nil) to let the step run, (false, nil) to wait")
 		return false
 	}

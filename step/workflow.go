@@ -83,7 +83,7 @@ func build(class string, steps []*Step, relaxed bool) (*Workflow, error) {
 	g := newFlow(good)
 	if !relaxed {
 		v.producers(good)
-		if len(good) > 0 && len(w.starts) == 0 {
+		if len(w.starts) == 0 {
 			v.add(Problem{Check: CheckNoStart,
 				Message: fmt.Sprintf("no step on %s consumes a start event", v.class),
 				Hint:    "let the first step take a StartEvent subclass, e.g. msg *event.UserMessageEvent"})

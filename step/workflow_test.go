@@ -334,3 +334,15 @@ func TestValidationAgentInTheLoop(t *testing.T) {
 		t.Errorf("only late should be unreachable:\n%v", ve)
 	}
 }
+
+func TestValidationEmptyAndCascades(t *testing.T) {
+	ve := mustFail(t)
+	problem(t, ve, step.CheckNoStart, "")
+	// A step with a broken signature is reported once; its consumers are not
+	// reported as unreachable or endless on its account.
+	ve = mustFail(t, named(func(step.Context, *Start) (*A, string) { return nil, "" }, "broken",
+		step.Emits((*A)(nil))), named(middle, "middle"), named(finish, "finish"))
+	if len(ve.Problems) != 1 || ve.Problems[0].Check != step.CheckSignature || ve.Problems[0].Step != "broken" {
+		t.Errorf("want only the signature problem:\n%v", ve)
+	}
+}
