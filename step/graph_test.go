@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
 
@@ -107,5 +108,54 @@ func TestMermaid(t *testing.T) {
 `
 	if diff := cmp.Diff(want, w.Mermaid()); diff != "" {
 		t.Errorf("Mermaid (-want +got):\n%s", diff)
+	}
+}
+
+type Mixin struct {
+	Tags []string `json:"tags"`
+}
+
+// Rich exercises the payload description of every kind of field.
+type Rich struct {
+	event.ControlEvent
+	Mixin
+	Name    string            `json:"name" jsonschema_description:"display name"`
+	Count   int64             `json:"count"`
+	Score   float64           `json:"score"`
+	Flag    bool              `json:"flag,omitempty"`
+	Maybe   *string           `json:"maybe"`
+	Attrs   map[string]int    `json:"attrs"`
+	Blob    []byte            `json:"blob"`
+	Any     any               `json:"any"`
+	Nested  event.ChatMessage `json:"nested"`
+	Skipped string            `json:"-"`
+	NoTag   string
+	hidden  string
+}
+
+func init() { event.MustRegister[Rich]() }
+
+func TestGraphPayloadTypes(t *testing.T) {
+	w, err := step.NewWorkflow("Test",
+		named(func(step.Context, *Start) (*Rich, error) { return nil, nil }, "begin"),
+		named(func(_ step.Context, r *Rich) (*Done, error) { return &Done{Answer: r.hidden}, nil }, "end"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]step.PayloadField
+	for _, l := range w.Graph().Links {
+		if l.EventName == "Rich" {
+			got = l.Payload
+		}
+	}
+	desc := "display name"
+	want := map[string]step.PayloadField{
+		"tags": {Type: "str[]"}, "name": {Type: "str", Description: &desc}, "count": {Type: "int"},
+		"score": {Type: "float"}, "flag": {Type: "bool"}, "maybe": {Type: "Optional[str]"},
+		"attrs": {Type: "Dict[str, int]"}, "blob": {Type: "bytes"}, "any": {Type: "Any"},
+		"nested": {Type: "ChatMessage"}, "NoTag": {Type: "str"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
 	}
 }

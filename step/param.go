@@ -2,6 +2,7 @@ package step
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/saap-go/agent/event"
@@ -109,7 +110,7 @@ func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
 	}
-	return "Kind(?)"
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Required reports whether the kind blocks the step until enough events

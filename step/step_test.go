@@ -257,3 +257,29 @@ func TestNameDerivation(t *testing.T) {
 		}
 	}
 }
+
+func TestParamAndKindHelpers(t *testing.T) {
+	p := step.Param{Kind: step.Optional, Names: []string{"A", "B"}}
+	if !p.Accepts("B") || p.Accepts("C") {
+		t.Error("Accepts")
+	}
+	names := map[step.Kind]string{step.Single: "Single", step.Optional: "Optional", step.List: "List",
+		step.OptionalList: "OptionalList", step.Fixed: "Fixed", step.Kind(99): "Kind(99)"}
+	for k, want := range names {
+		if k.String() != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", int(k), k.String(), want)
+		}
+	}
+	for k, want := range map[step.Kind]bool{step.Single: true, step.List: true, step.Fixed: true, step.Optional: false, step.OptionalList: false} {
+		if k.Required() != want {
+			t.Errorf("%v.Required() = %v", k, k.Required())
+		}
+	}
+	e3 := step.Either3[*A, *B, *C]{B: &B{}}
+	if e3.Event() != event.Event(e3.B) || (step.Either3[*A, *B, *C]{}).Event() != nil || (step.Either[*A, *B]{}).Event() != nil {
+		t.Error("Either3.Event")
+	}
+	if p := (step.Problem{Message: "m"}); p.String() != "m" {
+		t.Errorf("Problem without hint = %q", p.String())
+	}
+}
