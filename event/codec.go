@@ -436,13 +436,23 @@ func fillCodec(c *codec, t reflect.Type) error {
 				return nil
 			}
 			v.Set(reflect.MakeSlice(t, 0, 0))
-			n := 0
-			return d.array(func() error {
+			if err := d.arrBegin(); err != nil {
+				return err
+			}
+			for n := 0; ; n++ {
+				more, err := d.arrNext(n)
+				if err != nil {
+					return err
+				}
+				if !more {
+					return nil
+				}
 				v.Grow(1)
 				v.SetLen(n + 1)
-				n++
-				return ec.dec(d, v.Index(n-1))
-			})
+				if err := ec.dec(d, v.Index(n)); err != nil {
+					return err
+				}
+			}
 		}
 		c.enc = func(e *encoder, v reflect.Value) error {
 			if v.IsNil() {
@@ -645,17 +655,29 @@ func defaultJSON(s string) []byte {
 // dropped, as the reference's value models do.
 func (d *decoder) structValue(p *structPlan, v reflect.Value) error {
 	var seenBuf [64]bool
-	seen := seenBuf[:0]
+	var seen []bool
 	if len(p.fields) <= len(seenBuf) {
 		seen = seenBuf[:len(p.fields)]
 	} else {
 		seen = make([]bool, len(p.fields))
 	}
-	err := d.object(func(key []byte) error {
+	if err := d.objBegin(); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := d.objNext(n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
 		i, ok := p.byName[string(key)]
 		if !ok {
-			_, err := d.skip()
-			return err
+			if _, err := d.skip(); err != nil {
+				return err
+			}
+			continue
 		}
 		f := &p.fields[i]
 		seen[i] = true
@@ -664,10 +686,6 @@ func (d *decoder) structValue(p *structPlan, v reflect.Value) error {
 			return err
 		}
 		d.pop()
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return d.unseen(p, v, seen)
 }

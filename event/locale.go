@@ -56,14 +56,23 @@ func (l *LocaleString) decodeLax(d *decoder) error {
 	if d.null() {
 		return nil
 	}
-	return d.object(func(key []byte) error {
-		p, bit := l.slot(string(key))
-		if p == nil { // the reference drops unknown keys
-			_, err := d.skip()
+	if err := d.objBegin(); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := d.objNext(n)
+		if err != nil || !more {
 			return err
 		}
+		p, bit := l.slot(string(key))
+		if p == nil { // the reference drops unknown keys
+			if _, err := d.skip(); err != nil {
+				return err
+			}
+			continue
+		}
 		if d.null() {
-			return nil
+			continue
 		}
 		d.push(string(key))
 		s, err := d.str()
@@ -75,8 +84,7 @@ func (l *LocaleString) decodeLax(d *decoder) error {
 		if s == "" {
 			l.empty |= bit
 		}
-		return nil
-	})
+	}
 }
 
 func (l *LocaleString) encodeLax(e *encoder) error {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
@@ -224,10 +225,25 @@ func (d *decoder) hex4() (rune, bool) {
 	return r, true
 }
 
-// str reads a JSON string into a Go string.
+// str reads a JSON string into a Go string, copying the bytes once.
 func (d *decoder) str() (string, error) {
 	b, err := d.stringBytes()
-	return string(b), err
+	if err != nil || len(b) == 0 {
+		return "", err
+	}
+	if aliases(d.data, b) {
+		return string(b), nil
+	}
+	return unsafe.String(&b[0], len(b)), nil // a fresh buffer from unescape
+}
+
+// aliases reports whether b points into data.
+func aliases(data, b []byte) bool {
+	if len(b) == 0 || len(data) == 0 {
+		return false
+	}
+	p, lo, hi := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&data[0])), uintptr(unsafe.Pointer(&data[len(data)-1]))
+	return p >= lo && p <= hi
 }
 
 // number reads a number token, including Python's NaN, Infinity and
@@ -281,6 +297,90 @@ func (d *decoder) number() (raw []byte, float bool, err error) {
 // parseFloat converts a number token, NaN and the infinities included.
 func parseFloat(raw []byte) (float64, error) {
 	return strconv.ParseFloat(string(raw), 64) // accepts NaN, Infinity, -Infinity
+}
+
+// objBegin consumes the '{' of an object. Members are then read with
+// objNext, which needs no closure (closures make buffers escape).
+func (d *decoder) objBegin() error {
+	if d.peek() != '{' {
+		return d.errf(ErrType, "expected object, got %s", d.kindName())
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.syntax("nesting too deep")
+	}
+	d.pos++
+	return nil
+}
+
+// objNext reads the next key and its ':' (n is the number of members read
+// so far); ok is false after the closing '}'. The caller consumes the value.
+func (d *decoder) objNext(n int) (key []byte, ok bool, err error) {
+	c := d.peek()
+	if n > 0 {
+		switch c {
+		case ',':
+			d.pos++
+			c = d.peek()
+		case '}':
+			d.pos++
+			d.depth--
+			return nil, false, nil
+		default:
+			return nil, false, d.syntax("expected ',' or '}'")
+		}
+	} else if c == '}' {
+		d.pos++
+		d.depth--
+		return nil, false, nil
+	}
+	if c != '"' {
+		return nil, false, d.syntax("expected object key")
+	}
+	key, err = d.stringBytes()
+	if err != nil {
+		return nil, false, err
+	}
+	if d.peek() != ':' {
+		return nil, false, d.syntax("expected ':'")
+	}
+	d.pos++
+	return key, true, nil
+}
+
+// arrBegin consumes the '[' of an array; items are then read with arrNext.
+func (d *decoder) arrBegin() error {
+	if d.peek() != '[' {
+		return d.errf(ErrType, "expected array, got %s", d.kindName())
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.syntax("nesting too deep")
+	}
+	d.pos++
+	return nil
+}
+
+// arrNext reports whether another item follows (n items read so far); the
+// caller consumes it.
+func (d *decoder) arrNext(n int) (bool, error) {
+	c := d.peek()
+	if n > 0 {
+		switch c {
+		case ',':
+			d.pos++
+			return true, nil
+		case ']':
+			d.pos++
+			d.depth--
+			return false, nil
+		}
+		return false, d.syntax("expected ',' or ']'")
+	}
+	if c == ']' {
+		d.pos++
+		d.depth--
+		return false, nil
+	}
+	return true, nil
 }
 
 // object iterates the members of an object. fn must consume the value.
@@ -376,11 +476,21 @@ func (d *decoder) skip() ([]byte, error) {
 				d.pos++
 				return d.data[start:d.pos], nil
 			case c == '\\':
-				d.pos = start
-				if _, err := d.stringBytes(); err != nil {
-					return nil, err
+				d.pos++
+				if d.pos >= len(d.data) {
+					return nil, d.syntax("unterminated string")
 				}
-				return d.data[start:d.pos], nil
+				switch d.data[d.pos] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				case 'u':
+					d.pos++
+					if _, ok := d.hex4(); !ok {
+						return nil, d.syntax(`invalid \u escape`)
+					}
+					continue
+				default:
+					return nil, d.syntax("invalid escape")
+				}
 			case c < 0x20:
 				return nil, d.syntax("control character in string")
 			}

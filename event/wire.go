@@ -210,11 +210,21 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 	var buf [32]entry
 	entries := buf[:0]
 	nameAt, parentsAt := -1, -1
-	err := d.object(func(key []byte) error {
+	if err := d.objBegin(); err != nil {
+		return nil, err
+	}
+	for n := 0; ; n++ {
+		key, more, err := d.objNext(n)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
 		d.ws()
 		start := d.pos
 		if _, err := d.skip(); err != nil {
-			return err
+			return nil, err
 		}
 		switch string(key) {
 		case keyName:
@@ -223,13 +233,11 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 			parentsAt = len(entries)
 		}
 		entries = append(entries, entry{key: key, start: start, end: d.pos})
-		return nil
-	})
-	if err == nil && top {
-		err = d.end()
 	}
-	if err != nil {
-		return nil, err
+	if top {
+		if err := d.end(); err != nil {
+			return nil, err
+		}
 	}
 
 	var name string
