@@ -27,20 +27,6 @@ var (
 	ErrBadReply = errors.New("config: malformed reply")
 )
 
-// RemoteError is an error reply of the config responder:
-// {"error": "<message>", "error_type": "<ExceptionClass>"}.
-type RemoteError struct {
-	Type    string // the responder's exception class, e.g. "ValidationError"
-	Message string
-}
-
-func (e *RemoteError) Error() string {
-	if e.Type == "" {
-		return "config: responder error: " + e.Message
-	}
-	return "config: responder error " + e.Type + ": " + e.Message
-}
-
 // Source provides the raw configuration of an agent instance: a JSON
 // object to merge over the agent's defaults (see Load).
 type Source interface {
@@ -56,14 +42,13 @@ type Request struct {
 }
 
 // Reply is the body of a config reply. Error replies of the responder
-// itself carry error and error_type instead (see RemoteError).
+// itself carry error and error_type instead (see bus.RemoteError).
 type Reply struct {
 	AgentClass string          `json:"agent_class"`
 	AgentID    string          `json:"agent_id"`
 	Config     json.RawMessage `json:"config"`
 	Found      bool            `json:"found"`
 	Error      *string         `json:"error"`
-	ErrorType  string          `json:"error_type,omitempty"`
 }
 
 // Client fetches instance configurations from the platform over the config
@@ -98,7 +83,7 @@ func NewClient(r bus.Requester, opts ...Option) *Client {
 
 // Fetch asks for the configuration of instance agentID of class and returns
 // its "config" object. It fails with ErrNotFound when the platform answers
-// found:false, a *RemoteError for an error reply, ErrTimeout when no reply
+// found:false, a *bus.RemoteError for an error reply, ErrTimeout when no reply
 // came within the client's timeout, an error wrapping bus.ErrNoResponders
 // when nobody listens, and ctx's error when ctx is done first.
 func (c *Client) Fetch(ctx context.Context, class, agentID string) (json.RawMessage, error) {
@@ -122,20 +107,18 @@ func (c *Client) Fetch(ctx context.Context, class, agentID string) (json.RawMess
 		}
 		return nil, fmt.Errorf("config: request on %s: %w", subject, err)
 	}
-	return decodeReply(subject, reply.Data)
+	return decodeReply(subject, reply)
 }
 
-func decodeReply(subject string, data []byte) (json.RawMessage, error) {
-	var r Reply
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%w on %s: %v", ErrBadReply, subject, err)
+func decodeReply(subject string, reply *bus.Msg) (json.RawMessage, error) {
+	// A Requester already reports error replies; this covers one that
+	// does not.
+	if err := bus.ReplyError(subject, reply); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
-	if r.ErrorType != "" {
-		msg := ""
-		if r.Error != nil {
-			msg = *r.Error
-		}
-		return nil, &RemoteError{Type: r.ErrorType, Message: msg}
+	var r Reply
+	if err := json.Unmarshal(reply.Data, &r); err != nil {
+		return nil, fmt.Errorf("%w on %s: %v", ErrBadReply, subject, err)
 	}
 	if !r.Found {
 		msg := "found: false"

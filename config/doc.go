@@ -21,7 +21,7 @@
 //
 // The runtime calls Load once per run, on the start event, and keeps the
 // result for the run's later events. found:false, an error reply, no
-// responders and a timeout are errors (ErrNotFound, *RemoteError,
+// responders and a timeout are errors (ErrNotFound, *bus.RemoteError,
 // bus.ErrNoResponders, ErrTimeout), which the runtime turns into an
 // ExceptionEvent that ends the run visibly.
 //
