@@ -1,0 +1,298 @@
+package natsbus_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/internal/natsserver"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func server(t *testing.T, o natsserver.Options) *natsserver.Server {
+	t.Helper()
+	s, err := natsserver.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t *testing.T, cfg natsbus.Config) *natsbus.Bus {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	b, err := natsbus.Connect(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func TestAgentStreamMatchesReferenceOnServer(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.AgentStream("RAGAgent")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.JetStream().Stream(ctx, "agent_RAGAgent_stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.CachedInfo().Config
+	if len(c.Subjects) != 1 || c.Subjects[0] != "agent.RAGAgent.*.*.*.*.*.*.*" || c.Storage != jetstream.FileStorage ||
+		c.Retention != jetstream.LimitsPolicy || c.MaxMsgs != 10_000_000 || c.Discard != jetstream.DiscardOld ||
+		c.MaxAge != 30*24*time.Hour || c.Duplicates != time.Minute || c.Replicas != 1 || c.MaxBytes != -1 {
+		t.Fatalf("stream config %+v", c)
+	}
+}
+
+func TestRunnerConsumerCreatedAndReconciled(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.AgentStream("X")); err != nil {
+		t.Fatal(err)
+	}
+	// A drifted consumer left by an older deployment.
+	if _, err := b.JetStream().CreateConsumer(ctx, "agent_X_stream", jetstream.ConsumerConfig{
+		Durable: "agent_runner_X", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 5 * time.Second, MaxDeliver: -1,
+		FilterSubject: "agent.X.*.*.*.*.control_event.*.*",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, bus.RunnerConsumer("X"), func(d bus.Delivery) { _ = d.Ack(ctx) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	jc, err := b.JetStream().Consumer(ctx, "agent_X_stream", "agent_runner_X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := jc.CachedInfo().Config
+	if got.AckWait != 30*time.Second || got.MaxDeliver != 5 || got.AckPolicy != jetstream.AckExplicitPolicy ||
+		got.DeliverPolicy != jetstream.DeliverAllPolicy || got.FilterSubject != "agent.X.*.*.*.*.control_event.*.*" {
+		t.Fatalf("consumer config after reconcile %+v", got)
+	}
+}
+
+func TestNextMsgIsOneRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "h", Subjects: []string{"h.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []string{"h.r1.a", "h.r2.a", "h.r1.b"} {
+		h := bus.Header{}
+		h.Set("N", string(rune('0'+i)))
+		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: s, Header: h, Data: []byte(s)}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := b.Conn().Stats()
+	m, err := b.NextMsg(ctx, "h", "h.r1.*", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := b.Conn().Stats()
+	if m.Seq != 3 || m.Subject != "h.r1.b" || m.Header.Get("N") != "2" || string(m.Data) != "h.r1.b" {
+		t.Fatalf("NextMsg = %+v", m)
+	}
+	if sent, got := after.OutMsgs-before.OutMsgs, after.InMsgs-before.InMsgs; sent != 1 || got != 1 {
+		t.Fatalf("NextMsg sent %d and received %d messages, want one round trip", sent, got)
+	}
+}
+
+// signal is a slog handler that reports when a message is logged.
+type signal struct {
+	slog.Handler
+	msg string
+	ch  chan struct{}
+}
+
+func (s signal) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, s.msg) {
+		select {
+		case s.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (s signal) Enabled(context.Context, slog.Level) bool { return true }
+
+func TestPublishStreamRetriesUntilStreamExists(t *testing.T) {
+	ctx := t.Context()
+	url := server(t, natsserver.Options{}).URL()
+	retrying := make(chan struct{}, 1)
+	b := connect(t, natsbus.Config{URL: url, Logger: slog.New(signal{slog.DiscardHandler, "retrying", retrying}),
+		Retry: natsbus.Retry{AckTimeout: time.Second, Attempts: 1000, Pause: 10 * time.Millisecond}})
+	type result struct {
+		ack bus.PubAck
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ack, err := b.PublishStream(ctx, &bus.Msg{Subject: "late.x", Data: []byte("1")}, "m1")
+		done <- result{ack, err}
+	}()
+	select {
+	case <-retrying:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no retry logged")
+	}
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "late", Subjects: []string{"late.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.ack.Seq != 1 || r.ack.Stream != "late" {
+		t.Fatalf("publish across retries: %+v", r)
+	}
+
+	// Bounded attempts: the error says what failed.
+	b2 := connect(t, natsbus.Config{URL: url, Retry: natsbus.Retry{AckTimeout: time.Second, Attempts: 2, Pause: time.Millisecond}})
+	_, err := b2.PublishStream(ctx, &bus.Msg{Subject: "nowhere.x"}, "")
+	if !errors.Is(err, bus.ErrNoResponders) || !strings.Contains(err.Error(), "nowhere.x") {
+		t.Fatalf("after 2 attempts: %v", err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestReconnectResumesConsumer(t *testing.T) {
+	ctx := t.Context()
+	dir, port := t.TempDir(), freePort(t)
+	s, err := natsserver.Start(natsserver.Options{Dir: dir, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := connect(t, natsbus.Config{URL: s.URL(), ReconnectWait: 50 * time.Millisecond,
+		Retry: natsbus.Retry{AckTimeout: time.Second, Attempts: 200, Pause: 50 * time.Millisecond}})
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "rc", Subjects: []string{"rc.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "rc", Durable: "d"}, func(d bus.Delivery) {
+		got <- string(d.Msg().Data)
+		_ = d.Ack(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "rc.x", Data: []byte("before")}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != "before" {
+		t.Fatalf("got %q", v)
+	}
+	s.Shutdown()
+	s, err = natsserver.Start(natsserver.Options{Dir: dir, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "rc.x", Data: []byte("after")}, "2"); err != nil {
+		t.Fatalf("publish after the restart: %v", err)
+	}
+	select {
+	case v := <-got:
+		if v != "after" {
+			t.Fatalf("got %q", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("consumer did not resume after the server restart")
+	}
+	_ = c.Stop()
+	_ = b.Close()
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	for _, k := range []string{natsbus.EnvURL, natsbus.EnvEndpoint, natsbus.EnvToken, natsbus.EnvCreds,
+		natsbus.EnvNKeySeed, natsbus.EnvTLSCert, natsbus.EnvTLSKey, natsbus.EnvTLSCA} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(natsbus.EnvEndpoint, "nats://ref:4222")
+	t.Setenv(natsbus.EnvToken, "tok")
+	c, err := natsbus.ConfigFromEnv()
+	if err != nil || c.URL != "nats://ref:4222" || c.Token != "tok" {
+		t.Fatalf("NATS_ENDPOINT fallback: %+v %v", c, err)
+	}
+	t.Setenv(natsbus.EnvURL, "nats://primary:4222")
+	if c, _ := natsbus.ConfigFromEnv(); c.URL != "nats://primary:4222" {
+		t.Fatalf("NATS_URL must win: %q", c.URL)
+	}
+	cert := filepath.Join(t.TempDir(), "cert.pem")
+	if err := os.WriteFile(cert, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(natsbus.EnvTLSCert, cert)
+	t.Setenv(natsbus.EnvCreds, "/nonexistent/user.creds")
+	_, err = natsbus.ConfigFromEnv()
+	if err == nil || !strings.Contains(err.Error(), natsbus.EnvCreds) || !strings.Contains(err.Error(), natsbus.EnvTLSKey) {
+		t.Fatalf("bad files: %v; want errors naming %s and %s", err, natsbus.EnvCreds, natsbus.EnvTLSKey)
+	}
+}
+
+func TestTokenAuth(t *testing.T) {
+	s := server(t, natsserver.Options{Token: "s3cret"})
+	if _, err := natsbus.Connect(natsbus.Config{URL: s.URL(), Logger: quiet}); err == nil {
+		t.Fatal("connected without the token")
+	}
+	b := connect(t, natsbus.Config{URL: s.URL(), Token: "s3cret"})
+	if b.ServerVersion() == "" {
+		t.Fatal("no server version")
+	}
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	ctx := t.Context()
+	s := server(t, natsserver.Options{})
+	b, err := natsbus.Connect(natsbus.Config{URL: s.URL(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b.EnsureStream(ctx, bus.StreamConfig{Name: "c", Subjects: []string{"c.>"}})
+	var mu sync.Mutex
+	calls := 0
+	if _, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "c", Durable: "d"}, func(bus.Delivery) { mu.Lock(); calls++; mu.Unlock() }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Subscribe(ctx, "c.>", "", func(*bus.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Conn().IsConnected() {
+		t.Fatal("owned connection left open")
+	}
+	if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "c.x"}, ""); !errors.Is(err, bus.ErrClosed) {
+		t.Fatalf("publish after Close: %v", err)
+	}
+}
