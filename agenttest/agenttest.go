@@ -167,6 +167,20 @@ func RunID(id string) RunOption { return func(a *topic.Agent) { a.Run = id } }
 // without a start.
 func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
 	h.t.Helper()
+	r := h.NewRun(opts...)
+	if e != nil && !event.IsStart(e) {
+		if err := h.store.Set(h.ctx, r.RunKey().RunContext(), dispatch.KeyAgentConfig, []byte(`{}`)); err != nil {
+			h.t.Fatalf("agenttest: seed config: %v", err)
+		}
+	}
+	h.Send(r, e)
+	return r
+}
+
+// NewRun returns a run identity (ids from the harness unless set by opts)
+// without publishing anything: Send into it delivers events to a run that
+// never saw a start event.
+func (h *Harness) NewRun(opts ...RunOption) *Result {
 	a := topic.Agent{Class: h.w.Class(), ID: AgentID}
 	for _, o := range opts {
 		o(&a)
@@ -180,15 +194,7 @@ func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
 	if a.Display == "" {
 		a.Display = a.Run
 	}
-	r := h.result(a)
-	if e != nil && !event.IsStart(e) {
-		run := dispatch.RunKey{Class: a.Class, Run: a.Run}
-		if err := h.store.Set(h.ctx, run.RunContext(), dispatch.KeyAgentConfig, []byte(`{}`)); err != nil {
-			h.t.Fatalf("agenttest: seed config: %v", err)
-		}
-	}
-	h.Send(r, e)
-	return r
+	return h.result(a)
 }
 
 // Send publishes e (a control event; its id is set by the harness if empty)
@@ -307,7 +313,7 @@ type observer struct{ h *Harness }
 func (o observer) Executed(x dispatch.Execution) {
 	r := o.h.resultOf(x.Run.Run)
 	r.mu.Lock()
-	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err})
+	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err, Rerun: x.Rerun})
 	r.mu.Unlock()
 }
 

@@ -18,12 +18,15 @@ type Published struct {
 }
 
 // Execution is one step execution: the step, the ids of the events bound to
-// it (in parameter order, list elements in stream order) and its error
-// (nil on success; a precondition's error counts, D11).
+// it (in parameter order, list elements in stream order), its error (nil on
+// success; a precondition's error counts, D11) and whether it was a re-run.
 type Execution struct {
 	Step   string
 	Inputs []string
 	Err    error
+	// Rerun is set when the execution re-ran a claimed but uncompleted one
+	// (after a crash or a failed completion, D1).
+	Rerun bool
 }
 
 // Result is what happened in one run so far. It grows as the harness sends

@@ -303,7 +303,16 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 			return false, fmt.Errorf("dispatch: read execution counter: %w", err)
 		}
 		if n >= int64(m) {
-			return false, nil
+			// Only a re-run of this very binding's pending claim may go on
+			// (D2: it took its slot already). At the limit Claim creates
+			// nothing.
+			res, err := e.store.Claim(ctx, run, ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(m)})
+			if err != nil {
+				return false, fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
+			}
+			if res.Status != Pending {
+				return false, nil
+			}
 		}
 	}
 	if !s.HasPrecondition() {

@@ -1,0 +1,324 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/saap-go/agent/agenttest"
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type (
+	In struct {
+		event.ControlEvent
+		N int `json:"n,omitempty"`
+	}
+	Out  struct{ event.ControlEvent }
+	Out2 struct{ event.ControlEvent }
+)
+
+func init() {
+	event.MustRegister[In]()
+	event.MustRegister[Out]()
+	event.MustRegister[Out2]()
+}
+
+func partial(t *testing.T, class string, steps ...*step.Step) *step.Workflow {
+	t.Helper()
+	w, err := step.NewPartialWorkflow(class, steps...)
+	if err != nil {
+		t.Fatalf("NewPartialWorkflow: %v", err)
+	}
+	return w
+}
+
+// flakyStore fails chosen operations a number of times.
+type flakyStore struct {
+	*dispatch.MemoryStore
+	mu           sync.Mutex
+	failComplete int
+	failClaim    int
+}
+
+var errFlaky = errors.New("store unavailable")
+
+func (s *flakyStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	s.mu.Lock()
+	fail := s.failClaim > 0
+	if fail {
+		s.failClaim--
+	}
+	s.mu.Unlock()
+	if fail {
+		return dispatch.ClaimResult{}, errFlaky
+	}
+	return s.MemoryStore.Claim(ctx, run, req)
+}
+
+func (s *flakyStore) Complete(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) error {
+	s.mu.Lock()
+	fail := s.failComplete > 0
+	if fail {
+		s.failComplete--
+	}
+	s.mu.Unlock()
+	if fail {
+		return errFlaky
+	}
+	return s.MemoryStore.Complete(ctx, run, stepName, key, o)
+}
+
+// streamCount counts the stored control messages of a run named name.
+func streamCount(t *testing.T, h *agenttest.Harness, res *agenttest.Result, name string) int {
+	t.Helper()
+	class := res.Topic().Class
+	filter := "agent." + class + ".*.*.*." + res.RunID() + ".control_event." + name + ".*"
+	n := 0
+	for seq := uint64(1); ; {
+		m, err := h.Bus().NextMsg(t.Context(), topic.StreamName(class), filter, seq)
+		if errors.Is(err, bus.ErrNotFound) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		seq = m.Seq + 1
+	}
+}
+
+// D1 (scenario 34): an execution that was claimed but not completed runs
+// again on redelivery, as the same execution, and re-publishes the same ids.
+func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
+	calls := 0
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) {
+		calls++
+		return []*Out{{}, {}}, nil
+	}, step.Name("s"), step.MaxExecutions(1))
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 1}
+	h := agenttest.New(t, partial(t, "Rerun", s), agenttest.WithStore(st))
+	res := h.Start(&In{}) // the outcome cannot be recorded: the trigger is Nak'ed
+	first := res.IDs("Out")
+	if len(first) != 2 {
+		t.Fatalf("first attempt published %d Out, want 2", len(first))
+	}
+	h.Redeliver(res, res.IDs("In")[0])
+	agenttest.Equal(t, calls, 2)
+	agenttest.Equal(t, res.Executions(), []agenttest.Execution{
+		{Step: "s", Inputs: res.IDs("In")},
+		{Step: "s", Inputs: res.IDs("In"), Rerun: true},
+	})
+	agenttest.Equal(t, res.IDs("Out"), first) // the same ids again
+	agenttest.Equal(t, streamCount(t, h, res, "Out"), 2)
+	n, err := st.Count(t.Context(), res.RunKey(), "s")
+	if err != nil || n != 1 {
+		t.Fatalf("counter = %d, %v; want 1: a re-run takes no new slot (D2)", n, err)
+	}
+	// Completed now: a third delivery does nothing.
+	h.Redeliver(res, res.IDs("In")[0])
+	agenttest.Equal(t, calls, 2)
+}
+
+// A transient store failure Naks the delivery with a backoff; the redelivery
+// completes the work.
+func TestTransientStoreFailureNaks(t *testing.T) {
+	calls := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { calls++; return &Out{}, nil }, step.Name("s"))
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failClaim: 1}
+	h := agenttest.New(t, partial(t, "Nak", s), agenttest.WithStore(st))
+	res := h.Start(&In{})
+	agenttest.Equal(t, calls, 0)
+	if h.Bus().Pending() != 0 {
+		t.Fatalf("%d deliveries pending before the Nak delay passed", h.Bus().Pending())
+	}
+	clk := h.Bus().Clock().(interface{ Advance(time.Duration) })
+	clk.Advance(time.Second) // the first Nak delay
+	h.Settle()
+	agenttest.Equal(t, calls, 1)
+	agenttest.Equal(t, res.Count("Out"), 1)
+}
+
+// recorder is a Delivery that records how it was settled.
+type recorder struct {
+	msg     bus.Msg
+	settled string
+	reason  string
+}
+
+func (d *recorder) Msg() *bus.Msg             { return &d.msg }
+func (d *recorder) Seq() uint64               { return 1 }
+func (d *recorder) NumDelivered() uint64      { return 1 }
+func (d *recorder) Ack(context.Context) error { d.settled = "ack"; return nil }
+func (d *recorder) Nak(time.Duration) error   { d.settled = "nak"; return nil }
+func (d *recorder) InProgress() error         { return nil }
+func (d *recorder) Term(r string) error       { d.settled, d.reason = "term", r; return nil }
+func (d *recorder) DeadLetter(_ context.Context, r string) error {
+	d.settled, d.reason = "deadletter", r
+	return nil
+}
+
+func TestHandleDeadLettersBadMessages(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "Poison", s))
+	good, _ := event.Marshal(&In{ControlEvent: event.ControlEvent{Base: event.Base{EventID: "e1", CreatedAt: 1}}})
+	for _, tc := range []struct {
+		name, subject string
+		data          []byte
+		reason        string
+	}{
+		{"unparsable subject", "agent.Poison.x", good, "subject does not parse"},
+		{"foreign class", "agent.Other.a.t.d.r.control_event.In.e1", good, "not a control event of agent class Poison"},
+		{"display subject", "agent.Poison.a.t.d.r.display_event.In.e1", good, "not a control event of agent class Poison"},
+		{"undecodable payload", "agent.Poison.a.t.d.r.control_event.In.e1", []byte(`{"_event_name":`), "does not decode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &recorder{msg: bus.Msg{Subject: tc.subject, Data: tc.data}}
+			h.Engine().Handle(t.Context(), d)
+			if d.settled != "deadletter" || !strings.Contains(d.reason, tc.reason) {
+				t.Fatalf("settled %s (%q), want a dead letter mentioning %q", d.settled, d.reason, tc.reason)
+			}
+		})
+	}
+}
+
+func TestMissingConfigEndsTheRun(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "NoConfig", s))
+	res := h.NewRun()
+	h.Send(res, &In{})
+	exc, ok := res.Terminal().(*event.ExceptionEvent)
+	if !ok || !strings.Contains(exc.Message, dispatch.ConfigMissing+" for event In and topic agent.NoConfig.") {
+		t.Fatalf("terminal = %#v, want an ExceptionEvent saying %q", res.Terminal(), dispatch.ConfigMissing)
+	}
+	agenttest.Equal(t, res.Steps(), []string(nil))
+	agenttest.Equal(t, res.Ended(), dispatch.Crashed)
+	// A late event of the ended run is skipped silently.
+	h.Send(res, &In{})
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 1)
+}
+
+// D11: a failing precondition is a failing step, and the other candidates are
+// still evaluated.
+func TestFailingPrecondition(t *testing.T) {
+	build := func(t *testing.T, opts ...step.Option) (*agenttest.Harness, *int) {
+		otherChecks := 0
+		a := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, append([]step.Option{step.Name("a"),
+			step.Precondition(func(ctx step.Context, in *In) (bool, error) { panic("boom") })}, opts...)...)
+		b := step.New(func(ctx step.Context, in *In) (*Out2, error) { return &Out2{}, nil }, step.Name("b"),
+			step.Precondition(func(ctx step.Context, in *In) (bool, error) { otherChecks++; return true, nil }))
+		return agenttest.New(t, partial(t, "Pre", a, b)), &otherChecks
+	}
+	t.Run("stop on error", func(t *testing.T) {
+		h, checks := build(t)
+		res := h.Start(&In{})
+		agenttest.Equal(t, *checks, 1)
+		exc, ok := res.Terminal().(*event.ExceptionEvent)
+		if !ok || !strings.Contains(exc.Message, "precondition of step a") || !strings.Contains(exc.Message, "boom") {
+			t.Fatalf("terminal = %#v, want an ExceptionEvent about a's precondition", res.Terminal())
+		}
+		xs := res.Executions()
+		if len(xs) != 1 || xs[0].Step != "a" || xs[0].Err == nil {
+			t.Fatalf("executions = %+v, want a's failed precondition only (b must not start after the ExceptionEvent, D4)", xs)
+		}
+	})
+	t.Run("continue on error", func(t *testing.T) {
+		h, checks := build(t, step.ContinueOnError())
+		res := h.Start(&In{})
+		agenttest.Equal(t, *checks, 1)
+		agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
+		agenttest.Equal(t, res.Count("Out2"), 1)
+	})
+}
+
+func TestUndeclaredOutputIsAStepError(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (event.Event, error) { return &Out2{}, nil },
+		step.Name("s"), step.Emits(&Out{}))
+	h := agenttest.New(t, partial(t, "Undeclared", s))
+	res := h.Start(&In{})
+	agenttest.Equal(t, res.Count("Out2"), 0)
+	exc, ok := res.Terminal().(*event.ExceptionEvent)
+	if !ok || !strings.Contains(exc.Message, "does not declare") {
+		t.Fatalf("terminal = %#v, want an ExceptionEvent about the undeclared output", res.Terminal())
+	}
+}
+
+func TestEmitDisplayEvents(t *testing.T) {
+	var emitErr error
+	calls := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
+		calls++
+		for _, c := range []string{"a", "b"} {
+			if err := ctx.Emit(&event.ChunkEvent{Content: c}); err != nil {
+				return nil, err
+			}
+		}
+		emitErr = ctx.Emit(&Out{})
+		return &Out{}, nil
+	}, step.Name("s"))
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 1}
+	h := agenttest.New(t, partial(t, "Emit", s), agenttest.WithStore(st))
+	res := h.Start(&In{})
+	if !errors.Is(emitErr, dispatch.ErrControlEmit) {
+		t.Fatalf("Emit(control event) = %v, want ErrControlEmit", emitErr)
+	}
+	var contents []string
+	for _, e := range res.Display() {
+		if c, ok := e.(*event.ChunkEvent); ok {
+			contents = append(contents, c.Content)
+		}
+	}
+	agenttest.Equal(t, contents, []string{"a", "b"})
+	agenttest.Equal(t, streamCount(t, h, res, "ChunkEvent"), 0) // core only
+	ids := res.IDs("ChunkEvent")
+	// A re-run of the same execution re-emits the same ids.
+	h.Redeliver(res, res.IDs("In")[0])
+	agenttest.Equal(t, calls, 2)
+	agenttest.Equal(t, res.IDs("ChunkEvent"), ids)
+	if n := len(res.Display()); n != 4 {
+		t.Fatalf("%d display messages after the re-run, want 4 (two per run)", n)
+	}
+}
+
+func TestHITLRequestTopicIsCompleted(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*event.HumanInTheLoopInputRequestEvent, error) {
+		req := &event.HumanInTheLoopInputRequestEvent{}
+		req.Question = "name?"
+		req.HITLType = "input"
+		req.Topic = &event.Topic{EventType: event.Str("control_event"), EventName: event.Str("HumanInTheLoopInputResponseEvent"), AgentID: event.Str("kept")}
+		return req, nil
+	}, step.Name("s"))
+	h := agenttest.New(t, partial(t, "Hitl", s))
+	res := h.Start(&In{})
+	reqs := res.Get("HumanInTheLoopInputRequestEvent")
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests published, want 1", len(reqs))
+	}
+	req := reqs[0].(*event.HumanInTheLoopInputRequestEvent)
+	tp := res.Topic()
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	agenttest.Equal(t, []string{str(req.Topic.AgentClass), str(req.Topic.AgentID), str(req.Topic.ThreadID), str(req.Topic.DisplayID),
+		str(req.Topic.RunID), str(req.Topic.EventType), str(req.Topic.EventName), str(req.Topic.EventID)},
+		[]string{"Hitl", "kept", tp.Thread, tp.Display, tp.Run, "control_event", "HumanInTheLoopInputResponseEvent", req.EventID})
+	// Published on both subjects: control (stream) first, then display.
+	agenttest.Equal(t, streamCount(t, h, res, "HumanInTheLoopInputRequestEvent"), 1)
+	if res.Terminal() != nil {
+		t.Fatalf("the run ended (%s) instead of waiting for the answer", event.Name(res.Terminal()))
+	}
+}
