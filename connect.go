@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/dispatch/kvstore"
+	"github.com/saap-go/agent/dispatch/redisstore"
+	"github.com/saap-go/agent/internal/natsserver"
+)
+
+// EnvRedisURL names the Redis server that keeps run state when set
+// (redis://[user:password@]host:port/db).
+const EnvRedisURL = "REDIS_URL"
+
+// connect returns the bus: the one given with WithBus, or a connection to
+// the configured server, or to an embedded server it starts.
+func (r *Runner) connect(ctx context.Context, res *resources, info *Info) (bus.Bus, error) {
+	if r.o.bus != nil {
+		return r.o.bus, nil
+	}
+	cfg, err := natsbus.ConfigFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("agent: NATS settings: %w", err)
+	}
+	if r.o.natsSet {
+		cfg.URL = r.o.natsURL
+	}
+	if cfg.URL == "" {
+		srv, err := natsserver.Start(natsserver.Options{Dir: r.o.dataDir})
+		if err != nil {
+			return nil, fmt.Errorf("agent: embedded NATS server: %w", err)
+		}
+		res.add(func() error { srv.Shutdown(); return nil })
+		cfg.URL = srv.URL()
+		cfg.Token, cfg.CredsFile, cfg.NKeySeedFile = "", "", ""
+		cfg.TLSCert, cfg.TLSKey, cfg.TLSCA = "", "", ""
+		info.Embedded = true
+		r.log.Info("started an embedded NATS server", "url", cfg.URL, "dir", srv.Dir())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg.Name = "saap-agent " + r.class
+	cfg.Logger = r.log
+	b, err := natsbus.Connect(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	res.add(b.Close)
+	info.NATSURL = cfg.URL
+	return b, nil
+}
+
+// openStore returns the state store: the one given with WithStore, Redis
+// (WithRedis or REDIS_URL), JetStream KV on the bus's connection, or, for a
+// bus that is not NATS, an in-memory store.
+func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info *Info) (dispatch.Store, error) {
+	if r.o.store != nil {
+		info.Store = "custom"
+		return r.o.store, nil
+	}
+	url := r.o.redisURL
+	if !r.o.redisSet {
+		url = os.Getenv(EnvRedisURL)
+	}
+	if url != "" {
+		s, err := redisstore.Open(ctx, url, redisstore.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("agent: state store: %w", err)
+		}
+		res.add(s.Close)
+		info.Store = "redis"
+		return s, nil
+	}
+	if js, ok := b.(interface{ JetStream() jetstream.JetStream }); ok {
+		s, err := kvstore.New(ctx, js.JetStream(), kvstore.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("agent: state store: %w", err)
+		}
+		info.Store = "jetstream-kv"
+		return s, nil
+	}
+	r.log.Warn("the bus is not NATS: run state is kept in memory and lost on exit (use WithStore)")
+	info.Store = "memory"
+	return dispatch.NewMemoryStore(), nil
+}

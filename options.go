@@ -1,0 +1,225 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/dispatch"
+)
+
+// Defaults of the runner. The consumer settings are the reference's
+// (spec/bus.md §3.1); the rest are this SDK's.
+const (
+	DefaultShutdownTimeout = 25 * time.Second
+	DefaultConcurrency     = 1000 // the reference's process-wide semaphore
+	DefaultAckWait         = 30 * time.Second
+	DefaultMaxDeliver      = 5
+)
+
+// An Option configures Run and New.
+type Option func(*options) error
+
+type options struct {
+	natsURL         string
+	natsSet         bool
+	bus             bus.Bus
+	dataDir         string
+	store           dispatch.Store
+	redisURL        string
+	redisSet        bool
+	standalone      bool
+	discoverable    bool
+	logger          *slog.Logger
+	tracerProvider  trace.TracerProvider
+	shutdownTimeout time.Duration
+	concurrency     int
+	ackWait         time.Duration
+	maxDeliver      int
+	ready           func(Info)
+}
+
+func defaultOptions() options {
+	return options{
+		discoverable:    true,
+		shutdownTimeout: DefaultShutdownTimeout,
+		concurrency:     DefaultConcurrency,
+		ackWait:         DefaultAckWait,
+		maxDeliver:      DefaultMaxDeliver,
+	}
+}
+
+// WithNATS joins the NATS server at url instead of starting an embedded one.
+// It takes precedence over NATS_URL / NATS_ENDPOINT; NATS_TOKEN, NATS_CREDS,
+// NATS_NKEY_SEED and the NATS_TLS_* variables still apply.
+func WithNATS(url string) Option {
+	return func(o *options) error {
+		if url == "" {
+			return errors.New("agent: WithNATS: empty URL")
+		}
+		o.natsURL, o.natsSet = url, true
+		return nil
+	}
+}
+
+// WithBus runs the agent on an existing bus, for example to share one NATS
+// connection between several agents and a gateway in one binary. The runner
+// does not close it.
+func WithBus(b bus.Bus) Option {
+	return func(o *options) error {
+		if b == nil {
+			return errors.New("agent: WithBus: nil bus")
+		}
+		o.bus = b
+		return nil
+	}
+}
+
+// WithDataDir keeps the embedded server's JetStream files in dir, so that
+// streams and state survive a restart. Without it a temporary directory is
+// used and removed when Run returns. It has no effect when joining a real
+// NATS server.
+func WithDataDir(dir string) Option {
+	return func(o *options) error {
+		if dir == "" {
+			return errors.New("agent: WithDataDir: empty directory")
+		}
+		o.dataDir = dir
+		return nil
+	}
+}
+
+// WithStore keeps run state in s instead of the default JetStream KV store.
+// The runner does not close it.
+func WithStore(s dispatch.Store) Option {
+	return func(o *options) error {
+		if s == nil {
+			return errors.New("agent: WithStore: nil store")
+		}
+		o.store = s
+		return nil
+	}
+}
+
+// WithRedis keeps run state in the Redis server at url (redis:// or
+// rediss://). It takes precedence over REDIS_URL.
+func WithRedis(url string) Option {
+	return func(o *options) error {
+		if url == "" {
+			return errors.New("agent: WithRedis: empty URL")
+		}
+		o.redisURL, o.redisSet = url, true
+		return nil
+	}
+}
+
+// Standalone runs every run with the agent's default configuration
+// (Configurer) and never asks the platform for an instance's profile over
+// the configuration RPC. Use it when no API gateway is around: local
+// development, tests, agents driven only by other agents.
+func Standalone() Option {
+	return func(o *options) error {
+		o.standalone = true
+		return nil
+	}
+}
+
+// Discoverable says whether the agent answers the gateway's class discovery
+// (default true). Internal agents that only other agents call turn it off;
+// they still consume their control events.
+func Discoverable(on bool) Option {
+	return func(o *options) error {
+		o.discoverable = on
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("agent: WithLogger: nil logger")
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// WithTracerProvider sets where spans go (default the global provider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) error {
+		if tp == nil {
+			return errors.New("agent: WithTracerProvider: nil provider")
+		}
+		o.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithShutdownTimeout bounds how long a graceful shutdown waits for running
+// steps (default 25 s, below the 30 s AckWait). Control events still being
+// handled when it expires are handed back to the stream (nak) and run again
+// on another replica or after the restart.
+func WithShutdownTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("agent: WithShutdownTimeout: %v is not positive", d)
+		}
+		o.shutdownTimeout = d
+		return nil
+	}
+}
+
+// WithConcurrency bounds how many control events this replica handles at
+// once (default 1000, as the reference).
+func WithConcurrency(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("agent: WithConcurrency: %d is not positive", n)
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// WithAckWait sets the runner consumer's AckWait (default 30 s, the
+// reference's). Tests that kill replicas shorten it so that unacknowledged
+// events come back quickly. The runner sends in-progress heartbeats well
+// within it, so long steps are never redelivered while they run.
+//
+// All replicas of a class share one consumer: the last one to start
+// reconciles the consumer to its setting.
+func WithAckWait(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 100*time.Millisecond {
+			return fmt.Errorf("agent: WithAckWait: %v is below 100ms", d)
+		}
+		o.ackWait = d
+		return nil
+	}
+}
+
+// WithMaxDeliver sets how often a control event is delivered before it is
+// given up (default 5, the reference's).
+func WithMaxDeliver(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("agent: WithMaxDeliver: %d is not positive", n)
+		}
+		o.maxDeliver = n
+		return nil
+	}
+}
+
+// WithReady calls f once the runner is connected, its stream and consumer
+// exist and it takes events. f must not block.
+func WithReady(f func(Info)) Option {
+	return func(o *options) error {
+		o.ready = f
+		return nil
+	}
+}

@@ -1,0 +1,367 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/config"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// Errors callers branch on.
+var (
+	// ErrInvalidAgent wraps every problem found in the agent by New: a nil
+	// agent, a bad class name, or workflow validation failures.
+	ErrInvalidAgent = errors.New("agent: invalid agent")
+	// ErrAlreadyRunning is returned by Runner.Run when called twice.
+	ErrAlreadyRunning = errors.New("agent: runner already started")
+)
+
+// Run runs a until ctx is cancelled, then shuts down gracefully and returns
+// nil. It returns an error at once if the agent is invalid or the runner
+// cannot connect or set up its stream and consumer.
+//
+// With no options, Run starts an embedded nats-server (JetStream in a
+// temporary directory) and keeps run state in JetStream KV. NATS_URL (or the
+// reference's NATS_ENDPOINT, with NATS_TOKEN) joins a real NATS server
+// instead; REDIS_URL keeps run state in Redis. See the package documentation
+// for the whole list.
+//
+// Graceful shutdown: the runner stops taking control events, lets the events
+// in hand finish within the shutdown timeout (WithShutdownTimeout), hands the
+// rest back to the stream for another replica, then drains and closes what it
+// opened.
+func Run(ctx context.Context, a Agent, opts ...Option) error {
+	r, err := New(a, opts...)
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx)
+}
+
+// A Runner runs one agent. New checks the agent and the options without any
+// I/O; Run connects and serves. Tests and programs that embed a runner use
+// Ready to learn when it takes events.
+type Runner struct {
+	class    string
+	agent    Agent
+	workflow *step.Workflow
+	cfg      *configResolver
+	o        options
+	log      *slog.Logger
+
+	started atomic.Bool
+	ready   chan struct{}
+	info    atomic.Pointer[Info]
+}
+
+// New checks a and the options and returns a runner for it. All problems of
+// the agent's workflow are reported together, wrapped in ErrInvalidAgent.
+func New(a Agent, opts ...Option) (*Runner, error) {
+	if a == nil || isNilPointer(a) {
+		return nil, fmt.Errorf("%w: nil agent", ErrInvalidAgent)
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	class := ClassOf(a)
+	if err := topic.ValidateToken("agent_class", class); err != nil {
+		return nil, fmt.Errorf("%w: class name: %w", ErrInvalidAgent, err)
+	}
+	w, err := step.NewWorkflow(class, a.Steps()...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidAgent, err)
+	}
+	cfg, err := newConfigResolver(a)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{
+		class:    class,
+		agent:    a,
+		workflow: w,
+		cfg:      cfg,
+		o:        o,
+		log:      o.logger.With("agent_class", class),
+		ready:    make(chan struct{}),
+	}, nil
+}
+
+// Class returns the agent class the runner serves.
+func (r *Runner) Class() string { return r.class }
+
+// Workflow returns the agent's validated workflow.
+func (r *Runner) Workflow() *step.Workflow { return r.workflow }
+
+// Ready is closed once the runner takes events.
+func (r *Runner) Ready() <-chan struct{} { return r.ready }
+
+// Info describes the running runner; it is the zero Info before Ready.
+func (r *Runner) Info() Info {
+	if p := r.info.Load(); p != nil {
+		return *p
+	}
+	return Info{}
+}
+
+// Run serves until ctx is cancelled and returns nil after a graceful
+// shutdown (see the package function Run). A runner runs once.
+func (r *Runner) Run(ctx context.Context) (err error) {
+	if !r.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	res := &resources{log: r.log}
+	defer func() {
+		if cerr := res.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	info := Info{Class: r.class, Stream: topic.StreamName(r.class), Consumer: consumerName(r.class)}
+	b, err := r.connect(ctx, res, &info)
+	if err != nil {
+		return err
+	}
+	store, err := r.openStore(ctx, res, b, &info)
+	if err != nil {
+		return err
+	}
+	if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
+		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
+	}
+	eng, err := r.engine(b, store)
+	if err != nil {
+		return err
+	}
+	if r.o.discoverable {
+		if err := r.serveDiscovery(ctx, res, b); err != nil {
+			return err
+		}
+	}
+
+	srv := newServer(eng, r.o.concurrency, r.log)
+	cfg := bus.RunnerConsumer(r.class)
+	cfg.AckWait = r.o.ackWait
+	cfg.MaxDeliver = r.o.maxDeliver
+	cons, err := b.Consume(ctx, cfg, srv.handle)
+	if err != nil {
+		return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
+	}
+
+	r.info.Store(&info)
+	close(r.ready)
+	if r.o.ready != nil {
+		r.o.ready(info)
+	}
+	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
+		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store)
+
+	<-ctx.Done()
+	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
+	srv.shutdown(cons, r.o.shutdownTimeout)
+	res.closeDiscovery()
+	return nil
+}
+
+// resources are what Run opened and must close, in reverse order.
+type resources struct {
+	log       *slog.Logger
+	mu        sync.Mutex
+	closers   []func() error
+	discovery func() error
+}
+
+func (r *resources) add(f func() error) {
+	r.mu.Lock()
+	r.closers = append(r.closers, f)
+	r.mu.Unlock()
+}
+
+func (r *resources) closeDiscovery() {
+	r.mu.Lock()
+	f := r.discovery
+	r.discovery = nil
+	r.mu.Unlock()
+	if f != nil {
+		if err := f(); err != nil {
+			r.log.Warn("stopping discovery", "error", err)
+		}
+	}
+}
+
+func (r *resources) close() error {
+	r.closeDiscovery()
+	r.mu.Lock()
+	cs := r.closers
+	r.closers = nil
+	r.mu.Unlock()
+	var errs []error
+	for i := len(cs) - 1; i >= 0; i-- {
+		if err := cs[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func consumerName(class string) string { return "agent_runner_" + class }
+
+// server feeds deliveries to the engine with bounded concurrency and makes
+// sure each is settled exactly once, also when shutdown cuts it short.
+type server struct {
+	eng   handler
+	sem   chan struct{}
+	log   *slog.Logger
+	hctx  context.Context // handling context; cancelled at the shutdown deadline
+	abort context.CancelFunc
+
+	stopping atomic.Bool
+	stopped  chan struct{} // closed when shutdown begins: waiters give up
+	inflight sync.WaitGroup
+}
+
+// handler is what the runner needs from the dispatch engine.
+type handler interface {
+	Handle(ctx context.Context, d bus.Delivery)
+}
+
+func newServer(eng handler, concurrency int, log *slog.Logger) *server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &server{
+		eng: eng, sem: make(chan struct{}, concurrency), log: log,
+		hctx: ctx, abort: cancel, stopped: make(chan struct{}),
+	}
+}
+
+func (s *server) handle(d bus.Delivery) {
+	// The bus calls this serially: take a slot (backpressure when all are
+	// busy) and handle the event on its own goroutine.
+	if s.stopping.Load() {
+		s.handBack(d)
+		return
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-s.stopped:
+		s.handBack(d)
+		return
+	}
+	s.inflight.Add(1)
+	go func() {
+		defer func() {
+			<-s.sem
+			s.inflight.Done()
+		}()
+		td := &trackedDelivery{Delivery: d}
+		s.eng.Handle(s.hctx, td)
+		if !td.settled.Load() {
+			// The engine returned without settling: shutdown cut it
+			// short. Hand it back so that another delivery retries it.
+			s.handBack(d)
+		}
+	}()
+}
+
+func (s *server) handBack(d bus.Delivery) {
+	if err := d.Nak(0); err != nil && !errors.Is(err, bus.ErrSettled) {
+		s.log.Warn("handing back a control event", "seq", d.Seq(), "error", err)
+	}
+}
+
+// shutdown stops the consumer, waits up to timeout for the events in hand,
+// then cancels the handling context so that the rest return and are handed
+// back.
+func (s *server) shutdown(c bus.Consumer, timeout time.Duration) {
+	s.stopping.Store(true)
+	close(s.stopped)
+	if err := c.Stop(); err != nil {
+		s.log.Warn("stopping the consumer", "error", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		s.log.Warn("shutdown timeout: handing back the control events still in hand")
+		s.abort()
+		<-done
+	}
+	s.abort()
+}
+
+// trackedDelivery records whether a delivery was settled.
+type trackedDelivery struct {
+	bus.Delivery
+	settled atomic.Bool
+}
+
+func (d *trackedDelivery) Ack(ctx context.Context) error {
+	d.settled.Store(true)
+	return d.Delivery.Ack(ctx)
+}
+
+func (d *trackedDelivery) Nak(delay time.Duration) error {
+	d.settled.Store(true)
+	return d.Delivery.Nak(delay)
+}
+
+func (d *trackedDelivery) Term(reason string) error {
+	d.settled.Store(true)
+	return d.Delivery.Term(reason)
+}
+
+func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
+	d.settled.Store(true)
+	return d.Delivery.DeadLetter(ctx, reason)
+}
+
+// engine builds the dispatch engine with the runtime's hooks: the config
+// RPC (or the defaults when Standalone), heartbeats well within AckWait,
+// logging and tracing.
+func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
+	if r.o.standalone {
+		r.cfg.src = config.Standalone()
+	} else {
+		r.cfg.src = config.NewClient(b)
+	}
+	tp := r.o.tracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	eng, err := dispatch.New(r.workflow, b, s,
+		dispatch.WithLogger(r.log),
+		dispatch.WithConfig(r.cfg),
+		dispatch.WithHeartbeat(r.o.ackWait/3),
+		dispatch.WithTracer(tp.Tracer(tracerName)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return eng, nil
+}
+
+const tracerName = "github.com/saap-go/agent"
