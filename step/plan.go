@@ -152,43 +152,51 @@ func (a analyzer) elements(b *binder, t reflect.Type, i int, what string) bool {
 		if ok {
 			for j, m := range b.members {
 				if slices.ContainsFunc(b.members[:j], func(o member) bool { return o.typ == m.typ }) {
-					a.step.addProblem(CheckSignature, "%s parameter %d lists %s twice in its union", what, i, m.name).
+					a.step.addProblem(CheckSignature, "%s parameter %d lists %s twice in its union", what, i, m.typ).
 						hint("name each event type once")
 					ok = false
 				}
 			}
 		}
-		b.Names = memberNames(b.members)
 		return ok
 	}
 	m, ok := a.eventMember(t, i, what)
 	b.members = []member{m}
-	b.Names = memberNames(b.members)
 	return ok
 }
 
-func memberNames(ms []member) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.name
-	}
-	return out
-}
-
-// eventMember resolves a Go type to a registered event.
+// eventMember checks that t can be an event type. Its wire name is looked
+// up later, by resolve, so that steps may be declared before their event
+// types are registered (package variables initialise before init runs).
 func (a analyzer) eventMember(t reflect.Type, i int, what string) (member, bool) {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		a.step.addProblem(CheckSignature, "%s parameter %d has the type %s, which is not a pointer to an event struct", what, i, t).
 			hint("declare inputs as pointers to registered event types, e.g. q *QuestionEvent")
-		return member{typ: t, name: readable(t)}, false
+		return member{typ: t, name: t.String()}, false
 	}
-	name, ok := wireName(t)
-	if !ok {
-		a.step.addProblem(CheckUnregistered, "%s parameter %d uses %s, which is not a registered event type", what, i, t).
-			hint(fmt.Sprintf("register it once, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
-		return member{typ: t, name: t.Elem().Name()}, false
+	return member{typ: t}, true
+}
+
+// resolveParams looks up the wire names of the parameters' event types and
+// reports the unregistered ones.
+func resolveParams(s *Step, bs []binder, what string) {
+	for i := range bs {
+		b := &bs[i]
+		b.Names = make([]string, len(b.members))
+		for j := range b.members {
+			m := &b.members[j]
+			if m.name == "" {
+				name, ok := wireName(m.typ)
+				if !ok {
+					s.addProblem(CheckUnregistered, "%s parameter %d uses %s, which is not a registered event type", what, i+1, m.typ).
+						hint(fmt.Sprintf("register it before building the workflow, e.g. in init: event.MustRegister[%s]()", m.typ.Elem().Name()))
+					name = m.typ.Elem().Name()
+				}
+				m.name = name
+			}
+			b.Names[j] = m.name
+		}
 	}
-	return member{typ: t, name: name}, true
 }
 
 // wireName is the registered wire name of the event pointer type t.
@@ -226,9 +234,6 @@ func triggerNames(bs []binder) []string {
 	return slices.Compact(out)
 }
 
-// readable renders a parameter or result type for messages.
-func readable(t reflect.Type) string { return t.String() }
-
 // resultShape is how a step's results turn into outputs.
 type resultShape int
 
@@ -244,32 +249,49 @@ const (
 
 // resultPlan is the cached plan for a step's results.
 type resultPlan struct {
-	shape    resultShape
-	declared []string // declared output names (result type plus Emits)
+	shape resultShape
+	types []reflect.Type // declared output types (result type plus Emits)
 }
 
-func (r resultPlan) outputs() []string { return r.declared }
+// resolveOutputs looks up the wire names of the declared outputs, sorted
+// and unique, and reports the unregistered ones.
+func resolveOutputs(s *Step, types []reflect.Type) []string {
+	var names []string
+	for _, t := range types {
+		name, ok := wireName(t)
+		if !ok {
+			s.addProblem(CheckUnregistered, "step %s returns %s, which is not a registered event type", s.name, t).
+				hint(fmt.Sprintf("register it before building the workflow, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
 
 // results plans the result list of a step.
 func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 	var rp resultPlan
+	emitted := func() {
+		for _, e := range emits {
+			if e == nil {
+				a.step.addProblem(CheckSignature, "step.Emits got a nil interface").
+					hint("pass typed samples such as (*Answer)(nil)")
+				continue
+			}
+			if t, ok := a.resultMember(reflect.TypeOf(e)); ok {
+				rp.types = append(rp.types, t)
+			}
+		}
+	}
 	bad := func() resultPlan {
 		// Keep what can be told of the outputs, so that the steps consuming
 		// them are not reported too.
-		if n := t.NumOut(); n > 0 && t.Out(0).Kind() == reflect.Pointer {
-			if name, ok := wireName(t.Out(0)); ok {
-				rp.declared = []string{name}
-			}
+		if n := t.NumOut(); n > 0 && t.Out(0).Kind() == reflect.Pointer && t.Out(0).Elem().Kind() == reflect.Struct {
+			rp.types = append(rp.types, t.Out(0))
 		}
-		for _, e := range emits {
-			if e != nil {
-				if name, ok := wireName(reflect.TypeOf(e)); ok {
-					rp.declared = append(rp.declared, name)
-				}
-			}
-		}
-		slices.Sort(rp.declared)
-		rp.declared = slices.Compact(rp.declared)
+		emitted()
 		a.step.addProblem(CheckSignature, "%s returns %s, which is not a supported result", a.label("step", t), resultList(t)).
 			hint("return error, (*E, error), ([]*E, error), (step.Either[*A, *B], error), or (event.Event, error) / ([]event.Event, error) with step.Emits(...)")
 		return rp
@@ -278,9 +300,15 @@ func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 	if n == 0 || n > 2 || t.Out(n-1) != errorType {
 		return bad()
 	}
-	var names []string
 	if n == 2 {
 		out := t.Out(0)
+		add := func(t reflect.Type) bool {
+			m, ok := a.resultMember(t)
+			if ok {
+				rp.types = append(rp.types, m)
+			}
+			return ok
+		}
 		switch {
 		case out == eventType:
 			rp.shape = resEvent
@@ -289,72 +317,39 @@ func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 		case out.Implements(eitherIface) && out.Kind() == reflect.Struct:
 			rp.shape = resEither
 			for f := range out.Fields() {
-				m, ok := a.resultMember(f.Type)
-				if !ok {
-					return rp
-				}
-				names = append(names, m)
+				add(f.Type)
 			}
 		case out.Kind() == reflect.Slice && out.Elem().Implements(eitherIface) && out.Elem().Kind() == reflect.Struct:
 			rp.shape = resEitherList
 			for f := range out.Elem().Fields() {
-				m, ok := a.resultMember(f.Type)
-				if !ok {
-					return rp
-				}
-				names = append(names, m)
+				add(f.Type)
 			}
 		case out.Kind() == reflect.Pointer:
 			rp.shape = resPointer
-			m, ok := a.resultMember(out)
-			if !ok {
-				return rp
-			}
-			names = append(names, m)
+			add(out)
 		case out.Kind() == reflect.Slice && out.Elem().Kind() == reflect.Pointer:
 			rp.shape = resSlice
-			m, ok := a.resultMember(out.Elem())
-			if !ok {
-				return rp
-			}
-			names = append(names, m)
+			add(out.Elem())
 		default:
 			return bad()
 		}
 	}
-	for _, e := range emits {
-		if e == nil {
-			a.step.addProblem(CheckSignature, "step.Emits got a nil interface").
-				hint("pass typed samples such as (*Answer)(nil)")
-			continue
-		}
-		m, ok := a.resultMember(reflect.TypeOf(e))
-		if ok {
-			names = append(names, m)
-		}
-	}
+	emitted()
 	if (rp.shape == resEvent || rp.shape == resEventSlice) && len(emits) == 0 {
 		a.step.addProblem(CheckSignature, "the step returns %s but declares no output types", t.Out(0)).
 			hint("list what it may return: step.Emits((*A)(nil), (*B)(nil))")
 	}
-	slices.Sort(names)
-	rp.declared = slices.Compact(names)
 	return rp
 }
 
-func (a analyzer) resultMember(t reflect.Type) (string, bool) {
+// resultMember checks that t can be an output event type.
+func (a analyzer) resultMember(t reflect.Type) (reflect.Type, bool) {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		a.step.addProblem(CheckSignature, "the step returns %s, which is not a pointer to an event struct", t).
 			hint("return pointers to registered event types, e.g. *AnswerEvent")
-		return "", false
+		return nil, false
 	}
-	name, ok := wireName(t)
-	if !ok {
-		a.step.addProblem(CheckUnregistered, "the step returns %s, which is not a registered event type", t).
-			hint(fmt.Sprintf("register it once, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
-		return "", false
-	}
-	return name, true
+	return t, true
 }
 
 // preResults checks that a precondition returns (bool, error).

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/saap-go/agent/event"
 )
@@ -39,6 +40,7 @@ type Step struct {
 	stopOnError bool
 	loop        bool
 	problems    []Problem
+	once        sync.Once // guards the wire names (resolve)
 }
 
 type precondition struct {
@@ -157,17 +159,31 @@ func New(fn any, opts ...Option) *Step {
 		s.params = params
 		s.results = a.results(v.Type(), o.emits)
 	}
-	s.pub = publicParams(s.params)
-	s.triggers = triggerNames(s.params)
-	s.outputs = s.results.outputs()
 	if o.pre != nil {
 		pv := reflect.ValueOf(o.pre)
 		if params, ok := a.function(pv, o.pre, "precondition"); ok {
 			if a.preResults(pv.Type()) {
-				s.pre = &precondition{fn: pv, params: params, pub: publicParams(params)}
+				s.pre = &precondition{fn: pv, params: params}
 			}
 		}
 	}
+	return s
+}
+
+// resolve looks up the wire names of the step's event types, once: at the
+// first question about them, normally when the workflow is built, by which
+// time every init function has registered its types.
+func (s *Step) resolve() *Step {
+	s.once.Do(func() {
+		resolveParams(s, s.params, "step")
+		s.pub = publicParams(s.params)
+		s.triggers = triggerNames(s.params)
+		s.outputs = resolveOutputs(s, s.results.types)
+		if s.pre != nil {
+			resolveParams(s, s.pre.params, "precondition")
+			s.pre.pub = publicParams(s.pre.params)
+		}
+	})
 	return s
 }
 
@@ -182,16 +198,16 @@ func (s *Step) Icon() string { return s.icon }
 
 // Params returns the event parameters in order (the Context excluded). The
 // slice is shared: do not modify it.
-func (s *Step) Params() []Param { return s.pub }
+func (s *Step) Params() []Param { return s.resolve().pub }
 
 // Triggers returns every event name a parameter accepts, sorted and unique:
 // the arrivals that make the step a candidate (exact names).
-func (s *Step) Triggers() []string { return s.triggers }
+func (s *Step) Triggers() []string { return s.resolve().triggers }
 
 // PreconditionParams returns the precondition's event parameters, or nil if
 // the step has no precondition.
 func (s *Step) PreconditionParams() []Param {
-	if s.pre == nil {
+	if s.resolve().pre == nil {
 		return nil
 	}
 	return s.pre.pub
@@ -210,17 +226,17 @@ func (s *Step) StopOnError() bool { return s.stopOnError }
 func (s *Step) Loop() bool { return s.loop }
 
 // Outputs returns the declared output event names, sorted and unique.
-func (s *Step) Outputs() []string { return s.outputs }
+func (s *Step) Outputs() []string { return s.resolve().outputs }
 
 // Declares reports whether name is a declared output of the step.
 func (s *Step) Declares(name string) bool {
-	_, ok := slices.BinarySearch(s.outputs, name)
+	_, ok := slices.BinarySearch(s.resolve().outputs, name)
 	return ok
 }
 
 // Err returns the step's declaration problems as a *ValidationError, or nil.
 func (s *Step) Err() error {
-	if len(s.problems) == 0 {
+	if len(s.resolve().problems) == 0 {
 		return nil
 	}
 	return &ValidationError{Class: s.name, Problems: slices.Clone(s.problems)}

@@ -3,6 +3,7 @@ package step_test
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,7 +169,7 @@ func TestSignatureProblems(t *testing.T) {
 		{"array of 0", func(step.Context, [0]*W) error { return nil }, nil, step.CheckSignature, "size 0", "[2]*W"},
 		{"optional array", func(step.Context, step.Maybe[[2]*W]) error { return nil }, nil, step.CheckSignature, "fixed-size list optional", "use *E"},
 		{"nested maybe", func(step.Context, step.Maybe[step.Maybe[*A]]) error { return nil }, nil, step.CheckSignature, "nests Maybe", "use *E"},
-		{"union twice", func(step.Context, step.Either[*A, *A]) error { return nil }, nil, step.CheckSignature, "lists A twice", "once"},
+		{"union twice", func(step.Context, step.Either[*A, *A]) error { return nil }, nil, step.CheckSignature, "lists *step_test.A twice", "once"},
 		{"no error result", func(step.Context, *A) *B { return nil }, nil, step.CheckSignature, "not a supported result", "return error"},
 		{"three results", func(step.Context, *A) (*B, *C, error) { return nil, nil, nil }, nil, step.CheckSignature, "not a supported result", "return error"},
 		{"map result", func(step.Context, *A) (map[string]int, error) { return nil, nil }, nil, step.CheckSignature, "not a supported result", "(*E, error)"},
@@ -281,5 +282,24 @@ func TestParamAndKindHelpers(t *testing.T) {
 	}
 	if p := (step.Problem{Message: "m"}); p.String() != "m" {
 		t.Errorf("Problem without hint = %q", p.String())
+	}
+}
+
+// Late is registered only after a step using it was declared.
+type Late struct{ event.ControlEvent }
+
+var lateOnce sync.Once
+
+func TestDeclareBeforeRegister(t *testing.T) {
+	// Package variables initialise before init functions run, so a step may
+	// be declared before its event types are registered: names are looked
+	// up when the workflow is built.
+	s := step.New(func(step.Context, *Late) (*Done, error) { return nil, nil }, step.Name("late"))
+	lateOnce.Do(func() { event.MustRegister[Late]() })
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Late"}, s.Triggers()); diff != "" {
+		t.Errorf("Triggers (-want +got):\n%s", diff)
 	}
 }

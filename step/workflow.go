@@ -51,7 +51,7 @@ func build(class string, steps []*Step, relaxed bool) (*Workflow, error) {
 				Hint: "pass the result of step.New"})
 			continue
 		}
-		v.problems = append(v.problems, s.problems...)
+		v.problems = append(v.problems, s.resolve().problems...)
 		good = append(good, s)
 	}
 	slices.SortStableFunc(good, func(a, b *Step) int { return strings.Compare(a.name, b.name) })
