@@ -68,7 +68,7 @@ func (v *validator) producers(steps []*Step) {
 	for _, s := range steps {
 		check := func(ps []Param, prefix string) {
 			for _, p := range ps {
-				if !p.Kind.Required() {
+				if !p.Kind.Required() || len(p.Names) == 0 { // no names: a wrong type, reported
 					continue
 				}
 				ok := slices.ContainsFunc(p.Names, func(n string) bool {

@@ -21,6 +21,7 @@ var (
 type member struct {
 	name string       // wire name
 	typ  reflect.Type // the Go pointer type, e.g. *RetrieveEvent
+	bad  bool         // not an event type (already reported)
 }
 
 // binder is the cached plan for one event parameter: how to turn the bound
@@ -172,7 +173,7 @@ func (a analyzer) eventMember(t reflect.Type, i int, what string) (member, bool)
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		a.step.addProblem(CheckSignature, "%s parameter %d has the type %s, which is not a pointer to an event struct", what, i, t).
 			hint("declare inputs as pointers to registered event types, e.g. q *QuestionEvent")
-		return member{typ: t, name: t.String()}, false
+		return member{typ: t, bad: true}, false
 	}
 	return member{typ: t}, true
 }
@@ -182,9 +183,12 @@ func (a analyzer) eventMember(t reflect.Type, i int, what string) (member, bool)
 func resolveParams(s *Step, bs []binder, what string) {
 	for i := range bs {
 		b := &bs[i]
-		b.Names = make([]string, len(b.members))
+		b.Names = make([]string, 0, len(b.members))
 		for j := range b.members {
 			m := &b.members[j]
+			if m.bad {
+				continue
+			}
 			if m.name == "" {
 				name, ok := wireName(m.typ)
 				if !ok {
@@ -194,7 +198,7 @@ func resolveParams(s *Step, bs []binder, what string) {
 				}
 				m.name = name
 			}
-			b.Names[j] = m.name
+			b.Names = append(b.Names, m.name)
 		}
 	}
 }
@@ -353,7 +357,11 @@ func (a analyzer) resultMember(t reflect.Type) (reflect.Type, bool) {
 }
 
 // preResults checks that a precondition returns (bool, error).
-func (a analyzer) preResults(t reflect.Type) bool {
+func (a analyzer) preResults(v reflect.Value, fn any) bool {
+	if fn == nil || v.Kind() != reflect.Func || v.IsNil() {
+		return false // reported by function
+	}
+	t := v.Type()
 	if t.NumOut() != 2 || t.Out(0) != boolType || t.Out(1) != errorType {
 		a.step.addProblem(CheckSignature, "%s returns %s, not (bool, error)", a.label("precondition", t), resultList(t)).
 			hint("return (true, nil) to let the step run, (false, nil) to wait")

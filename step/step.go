@@ -133,10 +133,6 @@ func New(fn any, opts ...Option) *Step {
 	if s.name == "" {
 		s.name = defaultName(s.origin)
 	}
-	label := s.name
-	if label == "" {
-		label = "step"
-	}
 	if o.name == "" && s.name == "" && s.origin != "" {
 		s.addProblem(CheckName, "%s is a closure, so it has no name", s.origin).
 			hint("give it one: step.New(fn, step.Name(\"Answer\"))")
@@ -154,16 +150,23 @@ func New(fn any, opts ...Option) *Step {
 	}
 
 	a := analyzer{step: s}
-	if params, ok := a.function(v, fn, "step"); ok {
-		s.fn = v
-		s.params = params
+	params, ok := a.function(v, fn, "step")
+	if fn != nil && v.Kind() == reflect.Func && !v.IsNil() && !v.Type().IsVariadic() {
+		// Results are planned even when a parameter is wrong, so that the
+		// steps consuming them are not reported as well.
 		s.results = a.results(v.Type(), o.emits)
+	}
+	s.params = params // kept for validation even when a parameter is wrong
+	if ok {
+		s.fn = v
 	}
 	if o.pre != nil {
 		pv := reflect.ValueOf(o.pre)
-		if params, ok := a.function(pv, o.pre, "precondition"); ok {
-			if a.preResults(pv.Type()) {
-				s.pre = &precondition{fn: pv, params: params}
+		params, ok := a.function(pv, o.pre, "precondition")
+		if ok = a.preResults(pv, o.pre) && ok; ok || len(params) > 0 {
+			s.pre = &precondition{params: params}
+			if ok {
+				s.pre.fn = pv
 			}
 		}
 	}
@@ -287,6 +290,9 @@ func (s *Step) Call(ctx Context, args [][]event.Event) (out []event.Event, err e
 func (s *Step) Check(ctx Context, args [][]event.Event) (ok bool, err error) {
 	if s.pre == nil {
 		return true, nil
+	}
+	if !s.pre.fn.IsValid() {
+		return false, fmt.Errorf("%w: precondition of %s", ErrInvalid, s.name)
 	}
 	f, err := bindAll(ctx, s.pre.params, args)
 	if err != nil {

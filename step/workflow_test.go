@@ -346,3 +346,12 @@ func TestValidationEmptyAndCascades(t *testing.T) {
 		t.Errorf("want only the signature problem:\n%v", ve)
 	}
 }
+
+func TestValidationNoCascadeFromBadParameter(t *testing.T) {
+	ve := mustFail(t, named(begin, "begin"),
+		named(func(step.Context, *A, string) (*B, error) { return nil, nil }, "bad"),
+		named(finish, "finish"))
+	if len(ve.Problems) != 1 || ve.Problems[0].Step != "bad" {
+		t.Errorf("want only bad's signature problem:\n%v", ve)
+	}
+}
