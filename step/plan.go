@@ -52,6 +52,17 @@ func (a analyzer) label(what string, t reflect.Type) string {
 	return fmt.Sprintf("step %s (%s)", name, t)
 }
 
+// whose names the step or its precondition for parameter messages.
+func whose(s *Step, what string) string {
+	switch {
+	case s.name == "":
+		return "the " + what
+	case what == "precondition":
+		return "the precondition of " + s.name
+	}
+	return "step " + s.name
+}
+
 // function checks that fn is a func taking (Context, event params...) and
 // returns the parameter plans.
 func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool) {
@@ -96,7 +107,7 @@ func (a analyzer) param(t reflect.Type, i int, what string) (binder, bool) {
 	b := binder{typ: t, inner: t, pool: new(sync.Pool)}
 	b.Name = fmt.Sprintf("arg%d", i)
 	unsupported := func(why string) (binder, bool) {
-		a.step.addProblem(CheckSignature, "%s parameter %d has type %s, which %s", what, i, t, why).
+		a.step.addProblem(CheckSignature, "parameter %d of %s has the type %s, which %s", i, whose(a.step, what), t, why).
 			hint("use *E, step.Maybe[*E], []*E, step.Maybe[[]*E], [N]*E or step.Either[*A, *B] with registered event types E")
 		return b, false
 	}
@@ -123,7 +134,7 @@ func (a analyzer) param(t reflect.Type, i int, what string) (binder, bool) {
 		b.Kind = Fixed
 		b.Size = in.Len()
 		if b.Size == 0 {
-			a.step.addProblem(CheckSignature, "%s parameter %d is the array %s of size 0, which can never be filled", what, i, t).
+			a.step.addProblem(CheckSignature, "parameter %d of %s is the array %s of size 0, which can never be filled", i, whose(a.step, what), t).
 				hint("give the array the number of events to wait for, e.g. [2]*W")
 			return b, false
 		}
@@ -153,7 +164,7 @@ func (a analyzer) elements(b *binder, t reflect.Type, i int, what string) bool {
 		if ok {
 			for j, m := range b.members {
 				if slices.ContainsFunc(b.members[:j], func(o member) bool { return o.typ == m.typ }) {
-					a.step.addProblem(CheckSignature, "%s parameter %d lists %s twice in its union", what, i, m.typ).
+					a.step.addProblem(CheckSignature, "parameter %d of %s lists %s twice in its union", i, whose(a.step, what), m.typ).
 						hint("name each event type once")
 					ok = false
 				}
@@ -171,7 +182,7 @@ func (a analyzer) elements(b *binder, t reflect.Type, i int, what string) bool {
 // types are registered (package variables initialise before init runs).
 func (a analyzer) eventMember(t reflect.Type, i int, what string) (member, bool) {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		a.step.addProblem(CheckSignature, "%s parameter %d has the type %s, which is not a pointer to an event struct", what, i, t).
+		a.step.addProblem(CheckSignature, "parameter %d of %s has the type %s, which is not a pointer to an event struct", i, whose(a.step, what), t).
 			hint("declare inputs as pointers to registered event types, e.g. q *QuestionEvent")
 		return member{typ: t, bad: true}, false
 	}
@@ -192,7 +203,7 @@ func resolveParams(s *Step, bs []binder, what string) {
 			if m.name == "" {
 				name, ok := wireName(m.typ)
 				if !ok {
-					s.addProblem(CheckUnregistered, "%s parameter %d uses %s, which is not a registered event type", what, i+1, m.typ).
+					s.addProblem(CheckUnregistered, "parameter %d of %s uses %s, which is not a registered event type", i+1, whose(s, what), m.typ).
 						hint(fmt.Sprintf("register it before building the workflow, e.g. in init: event.MustRegister[%s]()", m.typ.Elem().Name()))
 					name = m.typ.Elem().Name()
 				}
@@ -264,7 +275,7 @@ func resolveOutputs(s *Step, types []reflect.Type) []string {
 	for _, t := range types {
 		name, ok := wireName(t)
 		if !ok {
-			s.addProblem(CheckUnregistered, "step %s returns %s, which is not a registered event type", s.name, t).
+			s.addProblem(CheckUnregistered, "%s returns %s, which is not a registered event type", whose(s, "step"), t).
 				hint(fmt.Sprintf("register it before building the workflow, e.g. in init: event.MustRegister[%s]()", t.Elem().Name()))
 			continue
 		}
@@ -280,7 +291,7 @@ func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 	emitted := func() {
 		for _, e := range emits {
 			if e == nil {
-				a.step.addProblem(CheckSignature, "step.Emits got a nil interface").
+				a.step.addProblem(CheckSignature, "step.Emits of %s got a nil interface", whose(a.step, "step")).
 					hint("pass typed samples such as (*Answer)(nil)")
 				continue
 			}
@@ -340,7 +351,7 @@ func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 	}
 	emitted()
 	if (rp.shape == resEvent || rp.shape == resEventSlice) && len(emits) == 0 {
-		a.step.addProblem(CheckSignature, "the step returns %s but declares no output types", t.Out(0)).
+		a.step.addProblem(CheckSignature, "%s returns %s but declares no output types", whose(a.step, "step"), t.Out(0)).
 			hint("list what it may return: step.Emits((*A)(nil), (*B)(nil))")
 	}
 	return rp
@@ -349,7 +360,7 @@ func (a analyzer) results(t reflect.Type, emits []event.Event) resultPlan {
 // resultMember checks that t can be an output event type.
 func (a analyzer) resultMember(t reflect.Type) (reflect.Type, bool) {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		a.step.addProblem(CheckSignature, "the step returns %s, which is not a pointer to an event struct", t).
+		a.step.addProblem(CheckSignature, "%s returns %s, which is not a pointer to an event struct", whose(a.step, "step"), t).
 			hint("return pointers to registered event types, e.g. *AnswerEvent")
 		return nil, false
 	}
