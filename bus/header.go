@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // AIHubPrefix is the prefix of the forwarded request headers that pass
@@ -51,6 +53,11 @@ func propagator() propagation.TextMapPropagator {
 // Header only when there is something to write. Both buses call it on every
 // publish and request, so callers rarely need to.
 func InjectTrace(ctx context.Context, h Header) Header {
+	// Fast path: nothing to propagate (no span, no baggage) costs no
+	// allocation on the publish path.
+	if !trace.SpanContextFromContext(ctx).IsValid() && baggage.FromContext(ctx).Len() == 0 {
+		return h
+	}
 	tmp := Header{}
 	propagator().Inject(ctx, HeaderCarrier(tmp))
 	if len(tmp) == 0 {

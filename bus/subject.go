@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ValidateSubject reports whether s can be published to. Tokens must be
@@ -25,11 +26,23 @@ func validate(s string, pattern bool) error {
 	if s == "" {
 		return fmt.Errorf("%w: empty subject", ErrInvalidSubject)
 	}
-	tokens := 0
-	start := 0
+	tokens, start := 0, 0
 	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] != '.' {
-			continue
+		if i < len(s) {
+			c := s[i]
+			switch {
+			case c == '.':
+			case c <= ' ' || c == 0x7f:
+				return fmt.Errorf("%w: %q contains whitespace or a control character", ErrInvalidSubject, s)
+			case c >= utf8.RuneSelf:
+				r, _ := utf8.DecodeRuneInString(s[i:])
+				if unicode.IsSpace(r) || unicode.IsControl(r) {
+					return fmt.Errorf("%w: %q contains whitespace or a control character", ErrInvalidSubject, s)
+				}
+				continue
+			default:
+				continue
+			}
 		}
 		tok := s[start:i]
 		if tok == "" {
@@ -40,11 +53,6 @@ func validate(s string, pattern bool) error {
 		}
 		tokens++
 		start = i + 1
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("%w: %q contains whitespace or a control character", ErrInvalidSubject, s)
-		}
 	}
 	return nil
 }

@@ -120,6 +120,9 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 		}
 	}
 	cfg.Subjects = append([]string(nil), cfg.Subjects...)
+	if cfg.Duplicates <= 0 {
+		cfg.Duplicates = 2 * time.Minute // the nats-server default
+	}
 	b.streams[cfg.Name] = &stream{cfg: cfg, ids: map[string]dedupe{}, consumers: map[string]*consumer{}}
 	return nil
 }

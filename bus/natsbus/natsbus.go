@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/saap-go/agent/bus"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Bus is a bus.Bus over a NATS connection with JetStream.
@@ -25,6 +27,7 @@ type Bus struct {
 
 	mu        sync.Mutex
 	closed    bool
+	shut      atomic.Bool // closed, readable without mu on the publish path
 	subs      map[*subscription]struct{}
 	consumers map[*consumer]struct{}
 	dlReady   bool // the dead-letter stream is known to exist
@@ -115,6 +118,7 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.shut.Store(true)
 	subs, cons := b.subs, b.consumers
 	b.subs, b.consumers = nil, nil
 	b.mu.Unlock()
@@ -130,11 +134,7 @@ func (b *Bus) Close() error {
 	return nil
 }
 
-func (b *Bus) isClosed() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
-}
+func (b *Bus) isClosed() bool { return b.shut.Load() }
 
 // outgoing checks m before any I/O and returns the nats.Msg to send, with
 // the trace context of ctx injected.
@@ -150,6 +150,11 @@ func (b *Bus) outgoing(ctx context.Context, m *bus.Msg) (*nats.Msg, error) {
 	}
 	h := bus.InjectTrace(ctx, m.Header.Clone())
 	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: nats.Header(h), Data: m.Data}, nil
+}
+
+// hasTrace reports whether ctx has trace context or baggage to propagate.
+func hasTrace(ctx context.Context) bool {
+	return trace.SpanContextFromContext(ctx).IsValid() || baggage.FromContext(ctx).Len() > 0
 }
 
 func incoming(m *nats.Msg) *bus.Msg {
@@ -175,6 +180,22 @@ func mapErr(err error) error {
 
 // Publish sends m over core NATS; see bus.Publisher.
 func (b *Bus) Publish(ctx context.Context, m *bus.Msg) error {
+	if m != nil && len(m.Header) == 0 && m.Reply == "" && !hasTrace(ctx) {
+		// Fast path without a nats.Msg: the common display-event publish.
+		if err := bus.CheckMsg(m, b.MaxPayload()); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if b.isClosed() {
+			return bus.ErrClosed
+		}
+		if err := b.nc.Publish(m.Subject, m.Data); err != nil {
+			return fmt.Errorf("publish to %q: %w", m.Subject, mapErr(err))
+		}
+		return nil
+	}
 	nm, err := b.outgoing(ctx, m)
 	if err != nil {
 		return err
@@ -200,7 +221,11 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	}
 	var last error
 	for attempt := 1; ; attempt++ {
-		ack, err := b.publishOnce(ctx, nm, opts)
+		msg := nm
+		if attempt > 1 { // the client may still hold the message it sent
+			msg = &nats.Msg{Subject: nm.Subject, Header: nats.Header(bus.Header(nm.Header).Clone()), Data: nm.Data}
+		}
+		ack, err := b.publishOnce(ctx, msg, opts)
 		if err == nil {
 			return bus.PubAck{Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
 		}
@@ -223,9 +248,7 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	return bus.PubAck{}, fmt.Errorf("stream publish to %q: %w", m.Subject, mapErr(last))
 }
 
-func (b *Bus) publishOnce(ctx context.Context, nm *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	// A fresh message each attempt: the client keeps the one it sent.
-	msg := &nats.Msg{Subject: nm.Subject, Header: nats.Header(bus.Header(nm.Header).Clone()), Data: nm.Data}
+func (b *Bus) publishOnce(ctx context.Context, msg *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	fut, err := b.js.PublishMsgAsync(msg, opts...)
 	if err != nil {
 		return nil, err

@@ -310,42 +310,50 @@ type delivery struct {
 	b       *Bus
 	m       jetstream.Msg
 	msg     *bus.Msg
-	meta    *jetstream.MsgMetadata
+	once    sync.Once
+	md      *jetstream.MsgMetadata
 	mu      sync.Mutex
 	settled bool
 }
 
 func (b *Bus) delivery(m jetstream.Msg) *delivery {
-	meta, err := m.Metadata()
-	if err != nil {
-		meta = &jetstream.MsgMetadata{} // not a JetStream reply subject; should not happen
-		b.log.Warn("bus: delivery without metadata", "subject", m.Subject(), "err", err)
-	}
 	return &delivery{
-		b:    b,
-		m:    m,
-		msg:  &bus.Msg{Subject: m.Subject(), Header: bus.Header(m.Headers()), Data: m.Data()},
-		meta: meta,
+		b:   b,
+		m:   m,
+		msg: &bus.Msg{Subject: m.Subject(), Header: bus.Header(m.Headers()), Data: m.Data()},
 	}
 }
 
+// meta parses the ack subject's metadata on first use, not per message.
+func (d *delivery) meta() *jetstream.MsgMetadata {
+	d.once.Do(func() {
+		md, err := d.m.Metadata()
+		if err != nil { // not a JetStream reply subject; should not happen
+			d.b.log.Warn("bus: delivery without metadata", "subject", d.m.Subject(), "err", err)
+			md = &jetstream.MsgMetadata{}
+		}
+		d.md = md
+	})
+	return d.md
+}
+
 func (d *delivery) Msg() *bus.Msg        { return d.msg }
-func (d *delivery) Seq() uint64          { return d.meta.Sequence.Stream }
-func (d *delivery) NumDelivered() uint64 { return d.meta.NumDelivered }
+func (d *delivery) Seq() uint64          { return d.meta().Sequence.Stream }
+func (d *delivery) NumDelivered() uint64 { return d.meta().NumDelivered }
 
 // settle runs f unless d was settled; final marks d settled when f succeeds.
 func (d *delivery) settle(final bool, f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.settled {
-		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta().Stream, bus.ErrSettled)
 	}
 	if err := f(); err != nil {
 		if errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 			d.settled = true
-			return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+			return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta().Stream, bus.ErrSettled)
 		}
-		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, mapErr(err))
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta().Stream, mapErr(err))
 	}
 	if final {
 		d.settled = true
@@ -382,7 +390,7 @@ func (d *delivery) Term(reason string) error {
 	return d.settle(true, func() error {
 		if reason == "" || !serverAtLeast(d.b.nc.ConnectedServerVersion(), 2, 10, 4) {
 			if reason != "" {
-				d.b.log.Info("bus: message terminated", "stream", d.meta.Stream, "seq", d.Seq(), "reason", reason)
+				d.b.log.Info("bus: message terminated", "stream", d.meta().Stream, "seq", d.Seq(), "reason", reason)
 			}
 			return d.m.Term()
 		}
@@ -412,18 +420,18 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 	settled := d.settled
 	d.mu.Unlock()
 	if settled {
-		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta.Stream, bus.ErrSettled)
+		return fmt.Errorf("message %d of stream %q: %w", d.Seq(), d.meta().Stream, bus.ErrSettled)
 	}
 	b := d.b
 	dl := b.cfg.DeadLetters
 	if err := b.ensureDeadLetters(ctx); err != nil {
 		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
 	}
-	letter, id := dl.Letter(d.msg, d.meta.Stream, d.Seq(), d.NumDelivered(), reason)
+	letter, id := dl.Letter(d.msg, d.meta().Stream, d.Seq(), d.NumDelivered(), reason)
 	if _, err := b.PublishStream(ctx, letter, id); err != nil {
 		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
 	}
-	b.log.Warn("bus: message dead-lettered", "stream", d.meta.Stream, "seq", d.Seq(),
+	b.log.Warn("bus: message dead-lettered", "stream", d.meta().Stream, "seq", d.Seq(),
 		"subject", d.msg.Subject, "reason", reason)
 	return d.Term("dead letter: " + reason)
 }
