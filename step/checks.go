@@ -15,7 +15,12 @@ type validator struct {
 
 func (v *validator) add(p Problem) { v.problems = append(v.problems, p) }
 
-func (v *validator) where(s *Step) string { return v.class + "." + s.name }
+func (v *validator) where(s *Step) string {
+	if s.name == "" {
+		return originOf(s)
+	}
+	return v.class + "." + s.name
+}
 
 // paramLabel renders a parameter like the reference: "arg1: A | B".
 func paramLabel(p Param) string { return p.Name + ": " + p.typeString() }
@@ -68,7 +73,8 @@ func (v *validator) producers(steps []*Step) {
 	for _, s := range steps {
 		check := func(ps []Param, prefix string) {
 			for _, p := range ps {
-				if !p.Kind.Required() || len(p.Names) == 0 { // no names: a wrong type, reported
+				// A wrong or unregistered type was reported already.
+				if !p.Kind.Required() || !slices.ContainsFunc(p.Names, registered) {
 					continue
 				}
 				ok := slices.ContainsFunc(p.Names, func(n string) bool {

@@ -67,12 +67,12 @@ func whose(s *Step, what string) string {
 // returns the parameter plans.
 func (a analyzer) function(v reflect.Value, fn any, what string) ([]binder, bool) {
 	if fn == nil || v.Kind() != reflect.Func {
-		a.step.addProblem(CheckSignature, "the %s is a %T, not a function", what, fn).
+		a.step.addProblem(CheckSignature, "%s is a value of type %T, not a function", whose(a.step, what), fn).
 			hint("pass a function or a method value, e.g. step.New(agent.Answer)")
 		return nil, false
 	}
 	if v.IsNil() {
-		a.step.addProblem(CheckSignature, "the %s is a nil function", what).
+		a.step.addProblem(CheckSignature, "%s is a nil function", whose(a.step, what)).
 			hint("pass a function or a method value, e.g. step.New(agent.Answer)")
 		return nil, false
 	}

@@ -156,7 +156,7 @@ func TestSignatureProblems(t *testing.T) {
 		msg   string // part of the message
 		hint  string // part of the hint
 	}{
-		{"not a func", 42, nil, step.CheckSignature, "is a int, not a function", "pass a function"},
+		{"not a func", 42, nil, step.CheckSignature, "is a value of type int, not a function", "pass a function"},
 		{"nil func", (func(step.Context, *A) error)(nil), nil, step.CheckSignature, "nil function", "pass a function"},
 		{"no context", func(a *A) error { return nil }, nil, step.CheckSignature, "does not take a step.Context first", "first parameter ctx step.Context"},
 		{"context.Context", func(ctx interface{ Done() <-chan struct{} }, a *A) error { return nil }, nil, step.CheckSignature, "step.Context first", "step.Context"},
@@ -179,7 +179,7 @@ func TestSignatureProblems(t *testing.T) {
 		{"precondition result", func(step.Context, *A) error { return nil },
 			[]step.Option{step.Precondition(func(step.Context, *A) bool { return true })}, step.CheckSignature, "not (bool, error)", "(true, nil)"},
 		{"precondition not func", func(step.Context, *A) error { return nil },
-			[]step.Option{step.Precondition("yes")}, step.CheckSignature, "precondition is a string", "pass a function"},
+			[]step.Option{step.Precondition("yes")}, step.CheckSignature, "precondition of s is a value of type string", "pass a function"},
 		{"bad name", func(step.Context, *A) error { return nil }, []step.Option{step.Name("a.b")}, step.CheckName, `"a.b" contains '.'`, "Go identifier"},
 	}
 	for _, c := range cases {
