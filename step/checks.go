@@ -15,6 +15,7 @@ type validator struct {
 
 func (v *validator) add(p Problem) { v.problems = append(v.problems, p) }
 
+// where names a step in messages as the reference does: "Class.step".
 func (v *validator) where(s *Step) string {
 	if s.name == "" {
 		return originOf(s)
