@@ -108,7 +108,9 @@ type Subscription interface {
 type Subscriber interface {
 	// Subscribe calls h for every message whose subject matches the pattern
 	// (NATS wildcard rules). With a non-empty queue, each message goes to one
-	// member of the queue group. h must not block for long.
+	// member of the queue group. h must not block for long. Subscribe
+	// returns once the subscription is in place: a message published
+	// afterwards, from anywhere, reaches it.
 	Subscribe(ctx context.Context, pattern, queue string, h func(*Msg)) (Subscription, error)
 }
 

@@ -187,3 +187,38 @@ func ExampleBus_Deliver() {
 	// before Deliver
 	// got greet.world
 }
+
+func TestRealClockRedeliversAndCloses(t *testing.T) {
+	ctx := context.Background()
+	b := memory.New(memory.Options{}) // wall clock, goroutine deliveries
+	_ = b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}})
+	got := make(chan uint64, 10)
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: 20 * time.Millisecond},
+		func(d bus.Delivery) {
+			got <- d.NumDelivered()
+			if d.NumDelivered() == 2 {
+				_ = d.Ack(ctx)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = b.PublishStream(ctx, &bus.Msg{Subject: "s.x"}, "")
+	for want := uint64(1); want <= 2; want++ {
+		select {
+		case n := <-got:
+			if n != want {
+				t.Fatalf("delivery count %d, want %d", n, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no delivery %d", want)
+		}
+	}
+	_ = c.Stop()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, &bus.Msg{Subject: "s.x"}); !errors.Is(err, bus.ErrClosed) {
+		t.Fatalf("Publish after Close: %v", err)
+	}
+}

@@ -285,7 +285,10 @@ type subscription struct {
 }
 
 // Subscribe subscribes h to pattern (with a queue group if queue is set);
-// see bus.Subscriber. ctx bounds the set-up only.
+// see bus.Subscriber. It returns once the server has the subscription (a
+// flush), so a message published afterwards from any connection reaches
+// it. ctx bounds that wait; if the connection is down, the subscription is
+// made on reconnect and Subscribe does not wait for it.
 func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.Msg)) (bus.Subscription, error) {
 	if err := bus.ValidatePattern(pattern); err != nil {
 		return nil, err
@@ -308,8 +311,8 @@ func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.
 		}
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, bus.ErrClosed
 	}
 	var err error
@@ -319,9 +322,16 @@ func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.
 		s.sub, err = b.nc.QueueSubscribe(pattern, queue, cb)
 	}
 	if err != nil {
+		b.mu.Unlock()
 		return nil, fmt.Errorf("subscribe to %q: %w", pattern, mapErr(err))
 	}
 	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	fctx, cancel := bus.RequestContext(ctx)
+	defer cancel()
+	if err := b.nc.FlushWithContext(fctx); err != nil {
+		b.log.Warn("bus: subscription not confirmed by the server yet", "pattern", pattern, "err", err)
+	}
 	return s, nil
 }
 
