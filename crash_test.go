@@ -269,35 +269,8 @@ func deadlineOf(ctx context.Context) time.Time {
 	return d
 }
 
-// waitSettled waits until the runner consumer has delivered and got an
-// acknowledgement for every event (teardowns included). JetStream has no
-// notification for that, so it polls the consumer's state.
-func (e *crashEnv) waitSettled() {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ci, err := e.js.Consumer(ctx, topic.StreamName(e.class), "agent_runner_"+e.class)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		info, err := ci.Info(ctx)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			e.t.Fatalf("consumer not settled: pending %d, ack pending %d, redelivered %d",
-				info.NumPending, info.NumAckPending, info.NumRedelivered)
-		}
-	}
-}
+// waitSettled waits until the runner consumer has acknowledged every event.
+func (e *crashEnv) waitSettled() { waitAcked(e.t, e.js, e.class) }
 
 // effectCounts returns the side effects per step and the repeated attempts.
 func (e *crashEnv) effectCounts() (effects map[string]int, dups int) {

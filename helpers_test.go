@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -106,6 +107,11 @@ func client(t testing.TB, url string) *natsbus.Bus {
 // prefix, or a KV store in unique buckets that are deleted afterwards.
 func storeFor(t testing.TB, tg target, c *natsbus.Bus) agent.Option {
 	t.Helper()
+	return agent.WithStore(newStore(t, tg, c))
+}
+
+func newStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store {
+	t.Helper()
 	ctx := context.Background()
 	if tg.redisURL != "" {
 		s, err := redisstore.Open(ctx, tg.redisURL, redisstore.Config{Prefix: "saaptest:" + event.NewID() + ":", TTL: time.Hour})
@@ -113,7 +119,7 @@ func storeFor(t testing.TB, tg target, c *natsbus.Bus) agent.Option {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return agent.WithStore(s)
+		return s
 	}
 	bucket := "saaptest_" + event.NewID()
 	s, err := kvstore.New(ctx, c.JetStream(), kvstore.Config{Bucket: bucket, TTL: time.Hour})
@@ -124,7 +130,7 @@ func storeFor(t testing.TB, tg target, c *natsbus.Bus) agent.Option {
 		_ = c.JetStream().DeleteKeyValue(context.Background(), bucket)
 		_ = c.JetStream().DeleteKeyValue(context.Background(), bucket+kvstore.ThreadBucketSuffix)
 	})
-	return agent.WithStore(s)
+	return s
 }
 
 // dropStream deletes the class's stream (and its consumers) when the test
@@ -379,4 +385,71 @@ func consumerNames(t testing.TB, c *natsbus.Bus, class string) []string {
 	return out
 }
 
-var _ dispatch.Store = (*kvstore.Store)(nil)
+// waitAcked waits until the class's runner consumer has delivered every
+// event and got an acknowledgement for each (teardowns included). JetStream
+// has no notification for that, so it polls the consumer's state.
+func waitAcked(t testing.TB, js jetstream.JetStream, class string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ci, err := js.Consumer(ctx, topic.StreamName(class), "agent_runner_"+class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := ci.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("consumer not settled: pending %d, ack pending %d, redelivered %d",
+				info.NumPending, info.NumAckPending, info.NumRedelivered)
+		}
+	}
+}
+
+// controlEvents returns the control events of run stored in the class's
+// stream, in stream order.
+func controlEvents(t testing.TB, b bus.Bus, class, run string) []event.Event {
+	t.Helper()
+	filter, err := topic.RunControl(class, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []event.Event
+	for seq := uint64(1); ; {
+		m, err := b.NextMsg(context.Background(), topic.StreamName(class), filter, seq)
+		if errors.Is(err, bus.ErrNotFound) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := event.Unmarshal(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+		seq = m.Seq + 1
+	}
+}
+
+// quiet is a logger for runners in tests: warnings and errors only, to the
+// test log.
+func quiet(t testing.TB) agent.Option {
+	return agent.WithLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
