@@ -167,7 +167,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"_event_name":"UserMessageEvent","user":{"roles":[1]}}`, "UserMessageEvent", "user.roles", ErrType},
 		{`{"_event_name":"CronStartEvent","scheduled_for":"tomorrow"}`, "CronStartEvent", "scheduled_for", ErrType},
 		{`{"_event_name":"HumanInTheLoopInputResponseEvent","request_event":{"_event_name":"ChunkEvent"}}`, "HumanInTheLoopInputResponseEvent", "request_event", ErrTypeMismatch},
-		{`{"_event_name":"ChunkEvent","content":"x"`, "", "", ErrSyntax},
+		{`{"_event_name":"ChunkEvent","content":"x"`, "ChunkEvent", "", ErrSyntax},
+		{`{"content":[1,}],"_event_name":"ChunkEvent"}`, "ChunkEvent", "content", ErrSyntax},
 		{`{"_event_name":"ChunkEvent"} x`, "", "", ErrSyntax},
 		{`[1,2]`, "", "", ErrType},
 		{`{"a":nan}`, "", "", ErrSyntax},
@@ -302,5 +303,27 @@ func TestStampHeadersClone(t *testing.T) {
 	SetHeaders(c, map[string]string{"X-AIHub-Other": "1"})
 	if _, ok := Headers(e)["X-AIHub-Other"]; ok || c.EventID != "keep" {
 		t.Error("Clone shares metadata")
+	}
+}
+
+func TestNew(t *testing.T) {
+	c := New[ChunkEvent]()
+	if c.ModelName != "aihub" || c.DisplayName == nil || c.DisplayName.En != "Partial Response" || !IsObjectID(c.EventID) || c.CreatedAt == 0 {
+		t.Errorf("New[ChunkEvent] = %+v", c)
+	}
+	u := New[UserMessageEvent]()
+	if u.Locale != "de" || u.Messages == nil || u.RequestedFeatures == nil || u.Files != nil {
+		t.Errorf("New[UserMessageEvent] = %+v", u)
+	}
+	if x := New[ExceptionEvent](); x.HTTPStatusCode != 500 {
+		t.Errorf("http_status_code = %d", x.HTTPStatusCode)
+	}
+}
+
+func TestTypedNilNestedEvent(t *testing.T) {
+	var s *StopEvent
+	r := Stamp(&AgentInTheLoopResponseEvent{StopEvent: s, RequestEventID: "r"})
+	if got := outputKeys(t, r)["stop_event"]; got != nil {
+		t.Errorf("stop_event = %v, want null", got)
 	}
 }

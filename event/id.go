@@ -87,3 +87,32 @@ func Stamp(e Event) Event {
 	}
 	return e
 }
+
+// New returns a new *T with the defaults the reference declares applied
+// (ChunkEvent.ModelName "aihub", ExceptionEvent.HTTPStatusCode 500, empty
+// lists where the default is []), its default display texts, a new id and
+// the current time. T must be registered.
+func New[T any, PT interface {
+	*T
+	Event
+}]() PT {
+	p := PT(new(T))
+	t, ok := TypeOf(p)
+	if !ok {
+		return p
+	}
+	v := valueOf(p).Elem()
+	for i := range t.plan.fields {
+		f := &t.plan.fields[i]
+		if f.def == nil {
+			continue
+		}
+		d := decoder{data: f.def}
+		_ = f.c.dec(&d, v.FieldByIndex(f.index)) // defaults were checked at registration
+	}
+	if t.display != nil {
+		fillDisplay(t, v)
+	}
+	Stamp(p)
+	return p
+}

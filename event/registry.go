@@ -192,6 +192,16 @@ func register(gt reflect.Type, opts ...Option) error {
 		return fmt.Errorf("event: register %s: %w", name, err)
 	}
 	t.plan = plan
+	for i := range plan.fields {
+		f := &plan.fields[i]
+		if f.def == nil {
+			continue
+		}
+		d := decoder{data: f.def}
+		if err := f.c.dec(&d, reflect.New(f.typ).Elem()); err != nil {
+			return fmt.Errorf("event: register %s: default of field %s: %w", name, f.name, err)
+		}
+	}
 
 	if t.fillsDisplay() {
 		switch {

@@ -3,6 +3,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -73,6 +74,10 @@ func typeOfValue(e Event) (*Type, bool) {
 }
 
 func (enc *encoder) event(e Event) error {
+	if rv := reflect.ValueOf(e); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		enc.buf = append(enc.buf, "null"...)
+		return nil
+	}
 	t, ok := typeOfValue(e)
 	if !ok {
 		return fmt.Errorf("event: marshal %T: %w", e, ErrUnregistered)
@@ -188,6 +193,41 @@ func validUTF8(data []byte) []byte {
 	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
+// nameError completes a DecodeError from the first pass, which runs before
+// the event's name is known: it names the member and, if it can find one,
+// the event.
+func nameError(err error, data []byte, key string) error {
+	var de *DecodeError
+	if !errors.As(err, &de) {
+		return err
+	}
+	if de.Field == "" {
+		de.Field = key
+	}
+	if de.Event == "" {
+		de.Event = sniffName(data)
+	}
+	return err
+}
+
+// sniffName finds the _event_name of a document that does not parse.
+func sniffName(data []byte) string {
+	i := bytes.Index(data, []byte(`"_event_name"`))
+	if i < 0 {
+		return ""
+	}
+	d := decoder{data: data, pos: i + len(`"_event_name"`)}
+	if d.peek() != ':' {
+		return ""
+	}
+	d.pos++
+	s, err := d.str()
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
 type entry struct {
 	key        []byte
 	start, end int
@@ -216,7 +256,7 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 	for n := 0; ; n++ {
 		key, more, err := d.objNext(n)
 		if err != nil {
-			return nil, err
+			return nil, nameError(err, d.data, "")
 		}
 		if !more {
 			break
@@ -224,7 +264,7 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 		d.ws()
 		start := d.pos
 		if _, err := d.skip(); err != nil {
-			return nil, err
+			return nil, nameError(err, d.data, string(key))
 		}
 		switch string(key) {
 		case keyName:
@@ -236,7 +276,7 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 	}
 	if top {
 		if err := d.end(); err != nil {
-			return nil, err
+			return nil, nameError(err, d.data, "")
 		}
 	}
 
