@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type Engine struct {
 	observer   Observer
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
+	beats      beats
 }
 
 // Option configures an Engine.
@@ -133,6 +135,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	if e.log == nil {
 		e.log = slog.Default()
 	}
+	e.beats.every = e.heartbeat
 	if e.observer == nil {
 		e.observer = nopObserver{}
 	}
@@ -242,13 +245,10 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err))
 		return
 	}
-	if h := bus.AIHubHeaders(m.Header); len(h) > 0 {
-		event.SetHeaders(ev, h)
+	if hasAIHub(m.Header) {
+		event.SetHeaders(ev, bus.AIHubHeaders(m.Header))
 	}
-	stop := e.startHeartbeat(d)
-	err = e.Process(ctx, t, ev, d.Seq())
-	stop()
-	if err != nil {
+	if err := e.process(ctx, t, ev, d.Seq(), d); err != nil {
 		delay := e.backoff(d.NumDelivered())
 		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
 			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)
@@ -262,6 +262,16 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 }
 
+// hasAIHub reports whether h has an X-AIHub-* header, without allocating.
+func hasAIHub(h bus.Header) bool {
+	for k := range h {
+		if len(k) >= len(bus.AIHubPrefix) && strings.EqualFold(k[:len(bus.AIHubPrefix)], bus.AIHubPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) {
 	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
 	if err := d.DeadLetter(ctx, reason); err != nil {
@@ -269,40 +279,79 @@ func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) 
 	}
 }
 
-// startHeartbeat sends InProgress every heartbeat interval until the
-// returned function is called. It uses a timer, not a goroutine.
+// startHeartbeat registers d for in-progress acknowledgements until the
+// returned function is called. One engine-wide timer serves every delivery
+// in flight, so a heartbeat costs no goroutine and, in the steady state, no
+// allocation. It is started only when user code (preconditions, steps) is
+// about to run.
 func (e *Engine) startHeartbeat(d bus.Delivery) (stop func()) {
-	if e.heartbeat <= 0 {
-		return func() {}
-	}
-	hb := &heartbeat{d: d, every: e.heartbeat}
-	hb.mu.Lock()
-	hb.t = time.AfterFunc(e.heartbeat, hb.beat)
-	hb.mu.Unlock()
-	return hb.stop
+	e.beats.add(d)
+	return func() { e.beats.remove(d) }
 }
 
-type heartbeat struct {
-	d     bus.Delivery
-	every time.Duration
+// beats sends InProgress for the deliveries in flight.
+type beats struct {
 	mu    sync.Mutex
+	every time.Duration
 	t     *time.Timer
-	done  bool
+	armed bool
+	live  map[bus.Delivery]time.Time // delivery → last heartbeat (or start)
 }
 
-func (h *heartbeat) beat() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.done {
-		return
+func (b *beats) add(d bus.Delivery) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.live == nil {
+		b.live = map[bus.Delivery]time.Time{}
 	}
-	_ = h.d.InProgress() // a failed heartbeat only risks a redelivery, which is safe
-	h.t.Reset(h.every)
+	b.live[d] = time.Now()
+	if !b.armed {
+		b.armed = true
+		if b.t == nil {
+			b.t = time.AfterFunc(b.every, b.fire)
+		} else {
+			b.t.Reset(b.every)
+		}
+	}
 }
 
-func (h *heartbeat) stop() {
-	h.mu.Lock()
-	h.done = true
-	h.mu.Unlock()
-	h.t.Stop()
+func (b *beats) remove(d bus.Delivery) {
+	b.mu.Lock()
+	delete(b.live, d)
+	b.mu.Unlock()
+}
+
+func (b *beats) fire() {
+	b.mu.Lock()
+	now := time.Now()
+	var due []bus.Delivery // fires are rare; a fresh slice keeps overlapping fires apart
+	for d, last := range b.live {
+		if now.Sub(last) >= b.every/2 {
+			due = append(due, d)
+			b.live[d] = now
+		}
+	}
+	if len(b.live) > 0 {
+		b.t.Reset(b.every)
+	} else {
+		b.armed = false
+	}
+	b.mu.Unlock()
+	for _, d := range due {
+		_ = d.InProgress() // a failed heartbeat only risks a redelivery, which is safe
+	}
+}
+
+// Close stops the engine's heartbeat timer. Call it after the consumer that
+// feeds Handle has stopped; the engine holds no other resources.
+func (e *Engine) Close() { e.beats.stop() }
+
+// stop ends the timer (for Close).
+func (b *beats) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.t != nil {
+		b.t.Stop()
+	}
+	b.armed = false
 }

@@ -70,6 +70,7 @@ type runEntry struct {
 
 	mu     sync.Mutex
 	filter string // the run's control subject pattern
+	primed bool   // hw was set from the run's start sequence (or found unknown)
 	hw     uint64 // every run event with seq ≤ hw is in events
 	events []histEvent
 	byName map[string][]int32 // wire name → indexes into events, ascending seq
@@ -82,7 +83,7 @@ type runEntry struct {
 
 	actMu  sync.Mutex
 	actID  uint64
-	active map[uint64]context.CancelCauseFunc // contexts of running executions
+	active []activeCtx // contexts of running executions
 
 	cfgMu     sync.Mutex
 	cfgLoaded bool
@@ -95,35 +96,45 @@ func (r *runEntry) terminate() {
 	r.terminated.Store(true)
 	r.actMu.Lock()
 	defer r.actMu.Unlock()
-	for _, cancel := range r.active {
-		cancel(ErrRunEnded)
+	for _, a := range r.active {
+		a.cancel(ErrRunEnded)
 	}
-	clear(r.active)
+	r.active = r.active[:0]
 }
 
 // track derives the context of executions from ctx: it is cancelled with
-// ErrRunEnded when the run ends. release must be called when they finish.
-func (r *runEntry) track(ctx context.Context) (context.Context, func()) {
+// ErrRunEnded when the run ends. Call r.untrack(id) when they finish.
+func (r *runEntry) track(ctx context.Context) (context.Context, context.CancelCauseFunc, uint64) {
 	c, cancel := context.WithCancelCause(ctx)
 	r.actMu.Lock()
+	defer r.actMu.Unlock()
 	if r.terminated.Load() {
-		r.actMu.Unlock()
 		cancel(ErrRunEnded)
-		return c, func() {}
-	}
-	if r.active == nil {
-		r.active = map[uint64]context.CancelCauseFunc{}
+		return c, cancel, 0
 	}
 	r.actID++
-	id := r.actID
-	r.active[id] = cancel
-	r.actMu.Unlock()
-	return c, func() {
-		r.actMu.Lock()
-		delete(r.active, id)
-		r.actMu.Unlock()
-		cancel(nil)
+	r.active = append(r.active, activeCtx{r.actID, cancel})
+	return c, cancel, r.actID
+}
+
+func (r *runEntry) untrack(cancel context.CancelCauseFunc, id uint64) {
+	cancel(nil)
+	if id == 0 {
+		return
 	}
+	r.actMu.Lock()
+	defer r.actMu.Unlock()
+	for i, a := range r.active {
+		if a.id == id {
+			r.active = append(r.active[:i], r.active[i+1:]...)
+			break
+		}
+	}
+}
+
+type activeCtx struct {
+	id     uint64
+	cancel context.CancelCauseFunc
 }
 
 type histEvent struct {
@@ -177,12 +188,8 @@ func cmpU64(a, b uint64) int {
 // the run's control events from the stream after the high-water mark. The
 // trigger itself is taken as decoded from its delivery. It holds r.mu.
 func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger event.Event) error {
-	if r.filter == "" {
-		f, err := runControl(e.class, r.key.Run)
-		if err != nil {
-			return err
-		}
-		r.filter = f
+	if !r.primed {
+		r.primed = true
 		if r.hw == 0 {
 			// Start at the run's first event if the StartEvent recorded it.
 			if raw, ok, err := e.store.Get(ctx, r.key.RunContext(), KeyStartSeq); err != nil {
@@ -195,6 +202,19 @@ func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger even
 		}
 	}
 	for r.hw < seq {
+		if r.hw+1 == seq {
+			// Nothing can sit between the history and the trigger.
+			r.add(seq, trigger)
+			r.hw = seq
+			break
+		}
+		if r.filter == "" {
+			f, err := runControl(e.class, r.key.Run)
+			if err != nil {
+				return err
+			}
+			r.filter = f
+		}
 		m, err := e.bus.NextMsg(ctx, e.stream, r.filter, r.hw+1)
 		if errors.Is(err, bus.ErrNotFound) {
 			break
@@ -227,6 +247,17 @@ type snapshot struct {
 	upTo     uint64
 	trigName string
 	trigIdx  int32 // index of the trigger's (first) copy in r.events
+}
+
+// prime records the stream sequence of the run's StartEvent, where its
+// history begins, unless the history is already known.
+func (r *runEntry) prime(startSeq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.primed && r.hw == 0 && startSeq > 0 {
+		r.hw = startSeq - 1
+		r.primed = true
+	}
 }
 
 func (r *runEntry) snapshot(upTo uint64, trigger event.Event) snapshot {
@@ -282,7 +313,11 @@ func (s *snapshot) single(names []string) event.Event {
 // list appends the matching events in stream order to dst.
 func (s *snapshot) list(dst []event.Event, names []string) []event.Event {
 	if len(names) == 1 {
-		for _, i := range s.prefix(names[0]) {
+		idx := s.prefix(names[0])
+		if dst == nil && len(idx) > 0 {
+			dst = make([]event.Event, 0, len(idx))
+		}
+		for _, i := range idx {
 			dst = append(dst, s.r.events[i].ev)
 		}
 		return dst

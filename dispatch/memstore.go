@@ -19,10 +19,14 @@ type MemoryStore struct {
 }
 
 type memRun struct {
-	claims   map[claimID]Outcome
-	done     map[claimID]bool
+	claims   map[claimID]memClaim
 	counters map[string]int64
 	context  map[string][]byte
+}
+
+type memClaim struct {
+	o    Outcome
+	done bool
 }
 
 type claimID struct{ step, key string }
@@ -41,12 +45,7 @@ var _ Store = (*MemoryStore)(nil)
 func (m *MemoryStore) run(k RunKey, create bool) *memRun {
 	r := m.runs[k]
 	if r == nil && create {
-		r = &memRun{
-			claims:   map[claimID]Outcome{},
-			done:     map[claimID]bool{},
-			counters: map[string]int64{},
-			context:  map[string][]byte{},
-		}
+		r = &memRun{}
 		m.runs[k] = r
 	}
 	return r
@@ -65,16 +64,20 @@ func (m *MemoryStore) Claim(ctx context.Context, run RunKey, req ClaimRequest) (
 	r := m.run(run, true)
 	id := claimID{req.Step, req.Key}
 	n := r.counters[req.Step]
-	if o, ok := r.claims[id]; ok {
-		if r.done[id] {
-			return ClaimResult{Status: Done, Outcome: o, Count: n}, nil
+	if c, ok := r.claims[id]; ok {
+		if c.done {
+			return ClaimResult{Status: Done, Outcome: c.o, Count: n}, nil
 		}
 		return ClaimResult{Status: Pending, Count: n}, nil
 	}
 	if req.Max > 0 && n >= req.Max {
 		return ClaimResult{Status: Limited, Count: n}, nil
 	}
-	r.claims[id] = Outcome{}
+	if r.claims == nil {
+		r.claims = map[claimID]memClaim{}
+		r.counters = map[string]int64{}
+	}
+	r.claims[id] = memClaim{}
 	n++
 	r.counters[req.Step] = n
 	return ClaimResult{Status: Claimed, Count: n}, nil
@@ -92,8 +95,7 @@ func (m *MemoryStore) Complete(ctx context.Context, run RunKey, step, key string
 	if _, ok := r.claims[id]; !ok {
 		return fmt.Errorf("dispatch: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, ErrNotFound)
 	}
-	r.claims[id] = o
-	r.done[id] = true
+	r.claims[id] = memClaim{o: o, done: true}
 	return nil
 }
 
@@ -144,6 +146,9 @@ func (m *MemoryStore) scope(s Scope, create bool) map[string][]byte {
 		r := m.run(RunKey{s.Class, s.ID}, create)
 		if r == nil {
 			return nil
+		}
+		if r.context == nil && create {
+			r.context = map[string][]byte{}
 		}
 		return r.context
 	default:

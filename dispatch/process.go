@@ -24,6 +24,11 @@ import (
 // should have the event redelivered; handling it again is safe. Handle is
 // Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
+	return e.process(ctx, t, ev, seq, nil)
+}
+
+// process is Process; d, if not nil, gets heartbeats while user code runs.
+func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) error {
 	if ev == nil {
 		return errors.New("dispatch: Process(nil event)")
 	}
@@ -82,8 +87,11 @@ func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	// Steps and preconditions see a context that ends with the run (D4).
-	sctx, release := r.track(ctx)
-	defer release()
+	sctx, cancel, id := r.track(ctx)
+	defer r.untrack(cancel, id)
+	if d != nil && e.heartbeat > 0 {
+		defer e.startHeartbeat(d)()
+	}
 
 	// Readiness beyond availability: max executions, then the precondition
 	// (R5, §5). All candidates are judged before any runs.
@@ -185,6 +193,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		if err := e.seedRunContext(ctx, run, ev, seq); err != nil {
 			return nil, false, err
 		}
+		r.prime(seq)
 	}
 	return r.cfg, true, nil
 }
@@ -220,7 +229,8 @@ func runOf(t topic.Agent, trigger event.Event) step.Run {
 	return step.Run{Class: t.Class, AgentID: t.ID, ThreadID: t.Thread, DisplayID: t.Display, RunID: t.Run, Trigger: trigger}
 }
 
-// plan is one candidate step with its binding.
+// plan is one candidate step with its binding. Small bindings live in the
+// plan's own arrays, so a typical candidate costs one allocation.
 type plan struct {
 	step    *step.Step
 	args    [][]event.Event
@@ -228,19 +238,29 @@ type plan struct {
 	inputs  []string // bound ids in parameter order
 	b       binding
 	sc      *stepContext
+
+	argBuf [4][]event.Event
+	oneBuf [4]event.Event
+	idBuf  [8]string
 }
 
 // bind checks availability (R1, D3) and binds the step's and its
 // precondition's parameters from the snapshot (§6, D10). nil: not ready.
 func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
+	p := &plan{step: s}
 	params := s.Params()
-	args, ok := bindParams(snap, params)
+	args := p.argBuf[:0]
+	if len(params) > len(p.argBuf) {
+		args = make([][]event.Event, 0, len(params))
+	}
+	args, ok := bindParams(snap, params, args, p.oneBuf[:0])
 	if !ok {
 		return nil
 	}
-	var preArgs [][]event.Event
+	p.args = args
 	if s.HasPrecondition() {
-		if preArgs, ok = bindParams(snap, s.PreconditionParams()); !ok {
+		pre := s.PreconditionParams()
+		if p.preArgs, ok = bindParams(snap, pre, make([][]event.Event, 0, len(pre)), nil); !ok {
 			return nil
 		}
 	}
@@ -248,21 +268,24 @@ func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
 	for _, a := range args {
 		n += len(a)
 	}
-	inputs := make([]string, 0, n)
-	for _, a := range args {
-		inputs = eventIDs(inputs, a)
+	ids := p.idBuf[:0]
+	if 2*n > len(p.idBuf) {
+		ids = make([]string, 0, 2*n)
 	}
-	p := &plan{step: s, args: args, preArgs: preArgs, inputs: inputs}
-	sorted := make([]string, len(inputs))
-	copy(sorted, inputs)
+	for _, a := range args {
+		ids = eventIDs(ids, a)
+	}
+	// The first half keeps parameter order; the second is sorted for the key.
+	p.inputs = ids[:n:n]
+	sorted := append(ids[n:n], ids[:n]...)
 	p.b = bindingOf(e.class, snap.r.key.Run, s.Name(), sorted)
 	return p
 }
 
-func bindParams(snap *snapshot, params []step.Param) ([][]event.Event, bool) {
-	args := make([][]event.Event, len(params))
-	var singles []event.Event // one backing array for single bindings
-	for i, p := range params {
+// bindParams appends one binding per parameter to args; singles is spare
+// room for single-event bindings.
+func bindParams(snap *snapshot, params []step.Param, args [][]event.Event, singles []event.Event) ([][]event.Event, bool) {
+	for _, p := range params {
 		switch p.Kind {
 		case step.Single, step.Optional:
 			ev := snap.single(p.Names)
@@ -270,24 +293,27 @@ func bindParams(snap *snapshot, params []step.Param) ([][]event.Event, bool) {
 				if p.Kind == step.Single {
 					return nil, false
 				}
+				args = append(args, nil)
 				continue
 			}
-			if singles == nil {
+			if len(singles) == cap(singles) {
 				singles = make([]event.Event, 0, len(params))
 			}
 			singles = append(singles, ev)
-			args[i] = singles[len(singles)-1 : len(singles) : len(singles)]
+			args = append(args, singles[len(singles)-1:len(singles):len(singles)])
 		case step.List, step.OptionalList:
 			l := snap.list(nil, p.Names)
 			if len(l) == 0 && p.Kind == step.List {
 				return nil, false
 			}
-			args[i] = l
+			args = append(args, l)
 		case step.Fixed:
 			if snap.count(p.Names) != p.Size {
 				return nil, false
 			}
-			args[i] = snap.list(make([]event.Event, 0, p.Size), p.Names)
+			args = append(args, snap.list(make([]event.Event, 0, p.Size), p.Names))
+		default:
+			return nil, false
 		}
 	}
 	return args, true

@@ -1,0 +1,149 @@
+package dispatch_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+type benchEnv struct {
+	b     *memory.Bus
+	class string
+}
+
+func newBenchEnv(b *testing.B, w *step.Workflow) *benchEnv {
+	ctx := context.Background()
+	mb := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { _ = mb.Close() })
+	// Default heartbeat (a timer per trigger that runs steps); Sequential as
+	// the manual bus delivers in one goroutine anyway.
+	eng, err := dispatch.New(w, mb, dispatch.NewMemoryStore(), dispatch.Sequential(),
+		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := mb.EnsureStream(ctx, bus.AgentStream(w.Class())); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := mb.Consume(ctx, bus.RunnerConsumer(w.Class()), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
+		b.Fatal(err)
+	}
+	return &benchEnv{b: mb, class: w.Class()}
+}
+
+// start publishes a start event on a fresh run and runs it to the end.
+func (e *benchEnv) start(b *testing.B, ev event.Event) {
+	ctx := context.Background()
+	run := event.NewID()
+	event.Stamp(ev)
+	data, err := event.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	subj, err := topic.Agent{Class: e.class, ID: "bench", Thread: run, Display: run, Run: run,
+		Type: topic.Control, Name: event.Name(ev), EventID: ev.EventBase().EventID}.Subject()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, ev.EventBase().EventID); err != nil {
+		b.Fatal(err)
+	}
+	e.b.DeliverAll(ctx)
+}
+
+// BenchmarkLinearRun: a 3-step linear run (Start→A→B→Stop) on the manual
+// in-memory bus, end to end: publish, deliver, decode, history, binding,
+// claims, step calls, outputs, teardown. Reported per step.
+func BenchmarkLinearRun(b *testing.B) {
+	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*In, error) { return &In{}, nil }, step.Name("s1"))
+	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
+	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+	w, err := step.NewWorkflow("BenchLinear", s1, s2, s3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := newBenchEnv(b, w)
+	b.ReportAllocs()
+	for b.Loop() {
+		env.start(b, &event.StartEvent{})
+	}
+	reportPerStep(b, 3)
+}
+
+// BenchmarkBaselineBusHop is the floor any bus-driven dispatcher pays per
+// step: marshal an event, publish it to the stream, deliver it to a durable
+// consumer, decode it and ack. The linear run does four such hops for three
+// steps (Start, A, B, Stop).
+func BenchmarkBaselineBusHop(b *testing.B) {
+	ctx := context.Background()
+	mb := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { _ = mb.Close() })
+	if err := mb.EnsureStream(ctx, bus.AgentStream("BenchHop")); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := mb.Consume(ctx, bus.RunnerConsumer("BenchHop"), func(d bus.Delivery) {
+		if _, err := event.Unmarshal(d.Msg().Data); err != nil {
+			b.Error(err)
+		}
+		_ = d.Ack(ctx)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	run := event.NewID()
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := event.Stamp(&In{})
+		data, _ := event.Marshal(ev)
+		subj, _ := topic.Agent{Class: "BenchHop", ID: "bench", Thread: run, Display: run, Run: run,
+			Type: topic.Control, Name: "In", EventID: ev.EventBase().EventID}.Subject()
+		if _, err := mb.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, ev.EventBase().EventID); err != nil {
+			b.Fatal(err)
+		}
+		mb.DeliverAll(ctx)
+	}
+}
+
+func reportPerStep(b *testing.B, steps int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
+}
+
+// BenchmarkFanInList: a start step publishes n R events and agg([]*R) runs on
+// every arrival with the whole prefix (R3): n executions binding lists of 1…n.
+// Reported per arrival; the list it copies grows with n.
+func BenchmarkFanInList(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprint("arrivals=", n), func(b *testing.B) {
+			start := step.New(func(ctx step.Context, s *event.StartEvent) ([]*In, error) {
+				out := make([]*In, n)
+				for i := range out {
+					out[i] = &In{N: i}
+				}
+				return out, nil
+			}, step.Name("start"))
+			agg := step.New(func(ctx step.Context, ins []*In) error {
+				if len(ins) == 0 {
+					return fmt.Errorf("empty list")
+				}
+				return nil
+			}, step.Name("agg"))
+			w, err := step.NewPartialWorkflow(fmt.Sprint("BenchFanIn", n), start, agg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			env := newBenchEnv(b, w)
+			b.ReportAllocs()
+			for b.Loop() {
+				env.start(b, &event.StartEvent{})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/arrival")
+		})
+	}
+}

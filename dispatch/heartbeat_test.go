@@ -1,0 +1,69 @@
+package dispatch_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// beatRecorder is a Delivery that signals its first InProgress.
+type beatRecorder struct {
+	recorder
+	once sync.Once
+	beat chan struct{}
+}
+
+func (d *beatRecorder) InProgress() error {
+	d.once.Do(func() { close(d.beat) })
+	return nil
+}
+
+// A step that runs longer than the heartbeat interval gets in-progress
+// acknowledgements, so AckWait does not expire (D1); the delivery is acked
+// after the step.
+func TestHeartbeatWhileStepRuns(t *testing.T) {
+	d := &beatRecorder{beat: make(chan struct{})}
+	slow := step.New(func(ctx step.Context, q *Question) (*Answer, error) {
+		select {
+		case <-d.beat:
+		case <-time.After(10 * time.Second):
+			t.Error("no heartbeat while the step ran")
+		}
+		return &Answer{}, nil
+	}, step.Name("slow"))
+	w, err := step.NewWorkflow("Slow", slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := memory.New(memory.Options{})
+	defer b.Close()
+	if err := b.EnsureStream(ctx, bus.AgentStream("Slow")); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(5*time.Millisecond),
+		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	q := event.Stamp(&Question{Text: "?"})
+	data, _ := event.Marshal(q)
+	run := event.NewID()
+	subj, _ := topic.Agent{Class: "Slow", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
+		Name: "Question", EventID: q.EventBase().EventID}.Subject()
+	d.msg = bus.Msg{Subject: subj, Data: data}
+	eng.Handle(ctx, d)
+	if d.settled != "ack" {
+		t.Fatalf("settled %q, want ack", d.settled)
+	}
+}
