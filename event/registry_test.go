@@ -223,12 +223,15 @@ type regGeneric struct{ HumanInTheLoopResponseEvent }
 
 type regGenericChild struct{ regGeneric }
 
+func init() {
+	MustRegister[regDup]()
+	MustRegister[regGeneric](WithParents("HumanInTheLoopResponseEvent[X]"))
+	MustRegister[regGenericChild]()
+}
+
 func TestRegisterErrors(t *testing.T) {
 	if err := Register[regDup](WithName("ChunkEvent")); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("duplicate wire name: err = %v, want ErrDuplicate", err)
-	}
-	if err := Register[regDup](); err != nil {
-		t.Fatal(err)
 	}
 	if err := Register[regDup](WithName("regDupAgain")); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("duplicate Go type: err = %v, want ErrDuplicate", err)
@@ -247,12 +250,6 @@ func TestRegisterErrors(t *testing.T) {
 // An opaque generic name declared on a type is inherited, in place, by its
 // subclasses.
 func TestOpaqueParentInherited(t *testing.T) {
-	if err := Register[regGeneric](WithParents("HumanInTheLoopResponseEvent[X]")); err != nil {
-		t.Fatal(err)
-	}
-	if err := Register[regGenericChild](); err != nil {
-		t.Fatal(err)
-	}
 	typ, _ := TypeFor[regGenericChild]()
 	want := []string{"regGenericChild", "regGeneric", "HumanInTheLoopResponseEvent[X]", "HumanInTheLoopResponseEvent", cad, "ControlEvent", "DisplayEvent"}
 	if !slices.Equal(typ.Parents, want) {
