@@ -175,29 +175,33 @@ func (s *Store) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.Cla
 	ck := claimKey(run.Class, run.Run, req.Step, req.Key)
 	nk := counterKey(run.Class, run.Run, req.Step)
 	for range maxCAS {
+		if req.Max <= 0 {
+			// Unlimited: the claim key decides the winner and the counter
+			// follows, so a new claim costs a create and one counter update.
+			// A crash in between under-counts by one, which no limit
+			// depends on.
+			_, err := s.state.Create(ctx, ck, pendingClaim)
+			if err == nil {
+				n, err := s.bumpCounter(ctx, nk)
+				if err != nil {
+					return dispatch.ClaimResult{}, err
+				}
+				return dispatch.ClaimResult{Status: dispatch.Claimed, Count: n}, nil
+			}
+			if !errors.Is(err, jetstream.ErrKeyExists) {
+				return dispatch.ClaimResult{}, fmt.Errorf("kvstore: creating claim: %w", err)
+			}
+			if res, ok, err := s.existingClaim(ctx, ck, nk); err != nil || ok {
+				return res, err
+			}
+			continue // deleted in between: try again
+		}
 		if res, ok, err := s.existingClaim(ctx, ck, nk); err != nil || ok {
 			return res, err
 		}
 		cnt, rev, err := s.counter(ctx, nk)
 		if err != nil {
 			return dispatch.ClaimResult{}, err
-		}
-		if req.Max <= 0 {
-			// Unlimited: the claim key decides the winner; the counter
-			// follows. A crash in between under-counts by one, which no
-			// limit depends on.
-			_, err := s.state.Create(ctx, ck, pendingClaim)
-			if errors.Is(err, jetstream.ErrKeyExists) {
-				continue // lost the race: report the winner's claim
-			}
-			if err != nil {
-				return dispatch.ClaimResult{}, fmt.Errorf("kvstore: creating claim: %w", err)
-			}
-			n, err := s.bumpCounter(ctx, nk)
-			if err != nil {
-				return dispatch.ClaimResult{}, err
-			}
-			return dispatch.ClaimResult{Status: dispatch.Claimed, Count: n}, nil
 		}
 		if slices.Contains(cnt.Keys, req.Key) {
 			// The slot is reserved: the claim is being created, or its
