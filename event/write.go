@@ -16,6 +16,51 @@ const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string.
 func appendString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		return appendStringSlow(b, s)
+	}
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != 0xE2 {
+			continue
+		}
+		if c == 0xE2 {
+			// U+2028 and U+2029 (E2 80 A8/A9) are valid JSON but break
+			// JavaScript readers.
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				b = append(b, s[start:i]...)
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xf])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		b = append(b, s[start:i]...)
+		b = appendEscape(b, c)
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func appendEscape(b []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+}
+
+// appendStringSlow handles strings with invalid UTF-8, which becomes U+FFFD.
+func appendStringSlow(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -26,18 +71,7 @@ func appendString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
+			b = appendEscape(b, c)
 			i++
 			start = i
 			continue
@@ -50,7 +84,6 @@ func appendString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript readers.
 		if r == '\u2028' || r == '\u2029' {
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
