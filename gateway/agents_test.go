@@ -14,8 +14,8 @@ import (
 const streamPath = "/api/v1/acme/agents/classes/EchoAgent/instances/dev_agent/UserMessageEvent/stream"
 const blockPath = "/api/v1/acme/agents/classes/EchoAgent/instances/dev_agent/UserMessageEvent"
 
-func TestStreamSSE(t *testing.T) {
-	e := newEnv(t)
+func testStreamSSE(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	for _, path := range []string{streamPath, "/agents/EchoAgent/dev_agent/UserMessageEvent/stream"} {
 		t.Run(path, func(t *testing.T) {
 			resp := post(t, e.srv, tokenAlice, path, msgs)
@@ -42,8 +42,8 @@ func TestStreamSSE(t *testing.T) {
 	}
 }
 
-func TestBlockingReturnsStop(t *testing.T) {
-	e := newEnv(t)
+func testBlockingReturnsStop(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	for _, path := range []string{blockPath, "/agents/EchoAgent/dev_agent/UserMessageEvent"} {
 		resp := post(t, e.srv, tokenAlice, path, msgs)
 		if resp.StatusCode != http.StatusOK {
@@ -56,8 +56,8 @@ func TestBlockingReturnsStop(t *testing.T) {
 	}
 }
 
-func TestStartEventAsTheReferenceBuildsIt(t *testing.T) {
-	e := newEnv(t)
+func testStartEventAsTheReferenceBuildsIt(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	body := `{"messages":[{"role":"user","content":"Hello"}],"user":{"id":"mallory","name":"M","email":"m@x","roles":["admin"]},"event_id":"forged","locale":"xx"}`
 	thread, display := "0123456789abcdef01234567", "76543210fedcba9876543210"
 	resp := post(t, e.srv, tokenAlice, blockPath+"?thread_id="+thread+"&display_id="+display, body,
@@ -94,8 +94,8 @@ func TestStartEventAsTheReferenceBuildsIt(t *testing.T) {
 	}
 }
 
-func TestBadRequests(t *testing.T) {
-	e := newEnv(t)
+func testBadRequests(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	cases := []struct {
 		name, path, body string
 		status           int
@@ -133,8 +133,8 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-func TestUnauthenticated(t *testing.T) {
-	e := newEnv(t)
+func testUnauthenticated(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	for _, tok := range []string{"", "wrong"} {
 		resp := post(t, e.srv, tok, streamPath, msgs)
 		if resp.StatusCode != http.StatusUnauthorized {
@@ -143,8 +143,8 @@ func TestUnauthenticated(t *testing.T) {
 	}
 }
 
-func TestExceptionBecomesHTTPStatus(t *testing.T) {
-	e := newEnv(t)
+func testExceptionBecomesHTTPStatus(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	resp := post(t, e.srv, tokenAlice, blockPath, `{"messages":[{"role":"user","content":"fail"}]}`)
 	if resp.StatusCode != 418 {
 		t.Fatalf("status %d, want the exception's 418", resp.StatusCode)
@@ -159,8 +159,8 @@ func TestExceptionBecomesHTTPStatus(t *testing.T) {
 	}
 }
 
-func TestTimeoutAndKeepAlive(t *testing.T) {
-	e := newEnv(t, func(c *gateway.Config) {
+func testTimeoutAndKeepAlive(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb, func(c *gateway.Config) {
 		c.Timeout = 400 * time.Millisecond
 		c.KeepAlive = 50 * time.Millisecond
 	})
@@ -191,8 +191,8 @@ func TestTimeoutAndKeepAlive(t *testing.T) {
 	}
 }
 
-func TestThreadScoping(t *testing.T) {
-	e := newEnv(t)
+func testThreadScoping(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	resp := post(t, e.srv, tokenAlice, blockPath, msgs)
 	thread := resp.Header.Get("X-Thread-Id")
 	if resp.StatusCode != 200 || thread == "" {
@@ -210,8 +210,8 @@ func TestThreadScoping(t *testing.T) {
 	}
 }
 
-func TestHITLRoundTrip(t *testing.T) {
-	e := newEnv(t)
+func testHITLRoundTrip(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	resp := post(t, e.srv, tokenAlice, blockPath, `{"messages":[{"role":"user","content":"ask"}]}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)

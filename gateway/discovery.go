@@ -270,3 +270,6 @@ func (g *Gateway) discoverLoop(ctx context.Context) {
 		}
 	}
 }
+
+// Class returns the served class called name.
+func (g *Gateway) Class(name string) (*Class, bool) { return g.reg.get(name) }

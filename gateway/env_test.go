@@ -1,12 +1,13 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 )
@@ -15,6 +16,53 @@ var (
 	alice = event.UserIdentity{ID: "alice", Name: "Alice", Email: "alice@example.com", Roles: []string{"user"}}
 	bob   = event.UserIdentity{ID: "bob", Name: "Bob", Email: "bob@example.com", Roles: []string{"user"}}
 )
+
+// newBusFunc returns a fresh bus that lives until t ends.
+type newBusFunc func(t *testing.T) bus.Bus
+
+// buses are the transports every gateway test runs on: the in-memory bus,
+// an embedded nats-server, and the server of NATS_URL when it is set.
+var buses = []struct {
+	name string
+	new  newBusFunc
+}{
+	{"memory", func(t *testing.T) bus.Bus { return bustest.NewMemory(t) }},
+	{"nats", func(t *testing.T) bus.Bus { return bustest.NewNATS(t) }},
+	{"nats-external", func(t *testing.T) bus.Bus { return bustest.NewExternalNATS(t) }},
+}
+
+// TestGateway runs every gateway test on every bus:
+// TestGateway/<bus>/<test>.
+func TestGateway(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, newBusFunc)
+	}{
+		{"StreamSSE", testStreamSSE},
+		{"BlockingReturnsStop", testBlockingReturnsStop},
+		{"StartEventAsTheReferenceBuildsIt", testStartEventAsTheReferenceBuildsIt},
+		{"BadRequests", testBadRequests},
+		{"Unauthenticated", testUnauthenticated},
+		{"ExceptionBecomesHTTPStatus", testExceptionBecomesHTTPStatus},
+		{"TimeoutAndKeepAlive", testTimeoutAndKeepAlive},
+		{"ThreadScoping", testThreadScoping},
+		{"HITLRoundTrip", testHITLRoundTrip},
+		{"DiscoveryCycle", testDiscoveryCycle},
+		{"RunDiscoversUntilCancelled", testRunDiscoversUntilCancelled},
+		{"OpenAIStreaming", testOpenAIStreaming},
+		{"OpenAIStreamEndsWithDone", testOpenAIStreamEndsWithDone},
+		{"OpenAINonStreaming", testOpenAINonStreaming},
+		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
+		{"OpenAIErrors", testOpenAIErrors},
+	}
+	for _, b := range buses {
+		t.Run(b.name, func(t *testing.T) {
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) { tc.fn(t, b.new) })
+			}
+		})
+	}
+}
 
 // env is a gateway in front of a responder agent on one bus.
 type env struct {
@@ -28,9 +76,9 @@ type envOption func(*gateway.Config)
 
 // newEnv starts a responder for class "EchoAgent", a gateway that has
 // discovered it, and an HTTP test server.
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t *testing.T, nb newBusFunc, opts ...envOption) *env {
 	t.Helper()
-	b := newBus(t)
+	b := nb(t)
 	r := startResponder(t, b, "EchoAgent")
 	cfg := gateway.Config{
 		Bus:             b,
@@ -52,10 +100,11 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	return &env{bus: b, gw: gw, srv: srv, agent: r}
 }
 
-// newBus returns the bus the test runs on.
-func newBus(t *testing.T) bus.Bus {
-	t.Helper()
-	b := memory.New(memory.Options{})
-	t.Cleanup(func() { _ = b.Close() })
-	return b
+// deleteStream removes a stream the test created (on a shared server).
+func deleteStream(b bus.Bus, name string) {
+	if d, ok := b.(interface {
+		DeleteStream(ctx context.Context, name string) error
+	}); ok {
+		_ = d.DeleteStream(context.Background(), name)
+	}
 }

@@ -22,8 +22,8 @@ func openaiClient(e *env, token string) openai.Client {
 	)
 }
 
-func TestOpenAIStreaming(t *testing.T) {
-	e := newEnv(t)
+func testOpenAIStreaming(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	client := openaiClient(e, tokenAlice)
 	stream := client.Chat.Completions.NewStreaming(ctxTimeout(t), openai.ChatCompletionNewParams{
 		Model:         "EchoAgent/dev_agent",
@@ -58,8 +58,8 @@ func TestOpenAIStreaming(t *testing.T) {
 	}
 }
 
-func TestOpenAIStreamEndsWithDone(t *testing.T) {
-	e := newEnv(t)
+func testOpenAIStreamEndsWithDone(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	resp := post(t, e.srv, tokenAlice, "/v1/chat/completions",
 		`{"model":"EchoAgent/dev_agent","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != 200 {
@@ -76,8 +76,8 @@ func TestOpenAIStreamEndsWithDone(t *testing.T) {
 	}
 }
 
-func TestOpenAINonStreaming(t *testing.T) {
-	e := newEnv(t)
+func testOpenAINonStreaming(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	client := openaiClient(e, tokenAlice)
 	res, err := client.Chat.Completions.New(ctxTimeout(t), openai.ChatCompletionNewParams{
 		Model:    "EchoAgent/dev_agent",
@@ -98,8 +98,8 @@ func TestOpenAINonStreaming(t *testing.T) {
 	}
 }
 
-func TestOpenAIHITLChatFlow(t *testing.T) {
-	e := newEnv(t)
+func testOpenAIHITLChatFlow(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	client := openaiClient(e, tokenAlice)
 	thread := "0123456789abcdef01234567"
 	meta := shared.Metadata{"thread_id": thread, "display_id": "76543210fedcba9876543210"}
@@ -138,8 +138,8 @@ func TestOpenAIHITLChatFlow(t *testing.T) {
 	}
 }
 
-func TestOpenAIErrors(t *testing.T) {
-	e := newEnv(t)
+func testOpenAIErrors(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
 	cases := []struct {
 		model, text string
 		status      int

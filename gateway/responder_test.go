@@ -98,6 +98,7 @@ func startResponder(t *testing.T, b bus.Bus, class string) *responder {
 	t.Cleanup(func() {
 		_ = dsub.Unsubscribe()
 		_ = csub.Unsubscribe()
+		deleteStream(b, bus.AgentStream(class).Name)
 	})
 	return r
 }
@@ -186,27 +187,13 @@ func messageText(m event.ChatMessage) string {
 	return b.String()
 }
 
-// emit publishes e into the run of at: control → JetStream, display → core,
-// both → both (control first), as agents do.
+// emit publishes e into the run of at as agents do (bus.PublishEvent:
+// control → JetStream, display → core, both → both, control first).
 func (r *responder) emit(ctx context.Context, at topic.Agent, e event.Event) {
 	event.Stamp(e)
-	data, err := event.Marshal(e)
-	if err != nil {
-		r.t.Errorf("responder: encode: %v", err)
-		return
-	}
-	id := e.EventBase().EventID
-	if event.IsControl(e) {
-		subj, _ := at.Event(topic.Control, event.Name(e), id).Subject()
-		if _, err := r.b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, id); err != nil {
-			r.t.Errorf("responder: publish %s: %v", subj, err)
-		}
-	}
-	if event.IsDisplay(e) {
-		subj, _ := at.Event(topic.Display, event.Name(e), id).Subject()
-		if err := r.b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
-			r.t.Errorf("responder: publish %s: %v", subj, err)
-		}
+	at.Name, at.EventID = "", ""
+	if _, err := bus.PublishEvent(ctx, r.b, at, e, nil); err != nil {
+		r.t.Errorf("responder: publish %s: %v", event.Name(e), err)
 	}
 }
 
