@@ -169,7 +169,7 @@ func blockCodec() *codec {
 			if err != nil {
 				return err
 			}
-			sub = decoder{data: d.data, pos: start, path: d.path, event: d.event, missing: d.missing}
+			sub = decoder{data: d.data, pos: start, path: d.path, event: d.event, missing: d.missing, base: d.base, depth: d.depth}
 			if err := sub.structValue(plan, p.Elem()); err != nil {
 				return err
 			}

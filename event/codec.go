@@ -705,7 +705,7 @@ func (d *decoder) unseen(p *structPlan, v reflect.Value, seen []bool) error {
 			}
 		case f.required:
 			d.push(f.name)
-			d.missing = append(d.missing, joinPath(d.path))
+			d.missing = append(d.missing, joinPath(d.path[d.base:]))
 			d.pop()
 		}
 	}

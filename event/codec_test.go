@@ -306,6 +306,14 @@ func TestStampHeadersClone(t *testing.T) {
 	}
 }
 
+func TestNestedWithoutName(t *testing.T) {
+	e := decodeAs[HumanInTheLoopInputResponseEvent](t, []byte(`{"_event_name":"HumanInTheLoopInputResponseEvent","response":"x","request_event":{"question":"q","hitl_type":"input"}}`))
+	if IsFallback(e.RequestEvent) || !IsHITLRequest(e.RequestEvent) || e.RequestEvent.Question != "q" {
+		t.Errorf("nested request: fallback %v, parents %q", IsFallback(e.RequestEvent), Parents(e.RequestEvent))
+	}
+	wantMissing(t, e.RequestEvent, "topic")
+}
+
 func TestNew(t *testing.T) {
 	c := New[ChunkEvent]()
 	if c.ModelName != "aihub" || c.DisplayName == nil || c.DisplayName.En != "Partial Response" || !IsObjectID(c.EventID) || c.CreatedAt == 0 {

@@ -21,6 +21,7 @@ type decoder struct {
 	path    []string
 	missing []string
 	event   string // wire name of the event being decoded, for errors
+	base    int    // path entries above the current event (nested events)
 
 	// Type tags supplied from outside the payload (persisted documents).
 	defName    string

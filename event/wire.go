@@ -240,7 +240,7 @@ func (d *decoder) nestedEvent(want reflect.Type) (Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub := decoder{data: raw, path: slices.Clone(d.path), event: d.event}
+	sub := decoder{data: raw, path: slices.Clone(d.path), event: d.event, base: len(d.path)}
 	return sub.eventAs(want, false)
 }
 
@@ -349,6 +349,9 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 		}
 	} else if wantT != nil {
 		t = wantT
+		// A nested object without a name is validated as the declared
+		// type, as pydantic does for a typed field: an exact decode.
+		fallback = top || nameAt >= 0
 	} else {
 		if parentsList {
 			for _, p := range parents {
