@@ -30,6 +30,13 @@
 // category predicates (IsStop, IsControl, ...) from the received list, and
 // never triggers a step (IsFallback, D14).
 //
+// New builds an event with the reference's defaults applied and a fresh id
+// (NewID: 24 lower-hex characters, ObjectId-compatible, sortable by time);
+// Stamp fills only the id and the time. UnmarshalAs decodes with a chosen
+// last resort, like calling deserialize_event on a class; Persisted reads
+// the reference's stored documents; UnmarshalValue and MarshalValue apply
+// the same codec to value types such as ChatMessage.
+//
 // Reading is lenient and producing strict (D13): a missing required field
 // is not a decode error but is reported by Missing, and Validate checks an
 // event before it is produced. Struct tags declare what the reference

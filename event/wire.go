@@ -240,7 +240,7 @@ func (d *decoder) nestedEvent(want reflect.Type) (Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub := decoder{data: raw, path: slices.Clone(d.path), event: d.event, base: len(d.path)}
+	sub := decoder{data: raw, path: slices.Clone(d.path), event: d.event, base: len(d.path), depth: d.depth}
 	return sub.eventAs(want, false)
 }
 
