@@ -18,31 +18,99 @@ type binding struct {
 	secs   uint32 // newest ObjectId seconds among the inputs, 0 if none
 }
 
-// bindingOf computes the binding of ids (which it sorts in place).
+// bindingOf computes the binding of ids (which it may reorder).
 func bindingOf(class, run, stepName string, ids []string) binding {
-	slices.Sort(ids)
-	h := sha256.New()
-	var buf [8]byte
-	writeField := func(s string) {
-		binary.BigEndian.PutUint64(buf[:], uint64(len(s)))
-		h.Write(buf[:])
-		h.Write([]byte(s))
-	}
-	writeField(class)
-	writeField(run)
-	writeField(stepName)
-	var secs uint32
+	var bb [512]byte
+	buf := bb[:0]
+	size := 24 + len(class) + len(run) + len(stepName)
 	for _, id := range ids {
-		writeField(id)
-		if s, ok := objectIDSeconds(id); ok && s > secs {
-			secs = s
+		size += 8 + len(id)
+	}
+	if size > len(bb) {
+		buf = make([]byte, 0, size)
+	}
+	buf = appendField(buf, class)
+	buf = appendField(buf, run)
+	buf = appendField(buf, stepName)
+	var secs uint32
+	var kb [16]oid
+	keys, ok := parseOIDs(kb[:0], ids)
+	if ok {
+		// ObjectId-shaped ids sort as numbers: the same order as their
+		// lower-hex strings, several times faster than comparing strings.
+		slices.SortFunc(keys, func(a, b oid) int {
+			if a.hi != b.hi {
+				return cmpU64(a.hi, b.hi)
+			}
+			return cmpU64(uint64(a.lo), uint64(b.lo))
+		})
+		for _, k := range keys {
+			secs = max(secs, uint32(k.hi>>32))
+			buf = appendField(buf, ids[k.idx])
+		}
+	} else {
+		slices.Sort(ids)
+		for _, id := range ids {
+			buf = appendField(buf, id)
+			if s, ok := objectIDSeconds(id); ok && s > secs {
+				secs = s
+			}
 		}
 	}
 	var b binding
-	h.Sum(b.digest[:0])
+	b.digest = sha256.Sum256(buf)
 	b.key = hex.EncodeToString(b.digest[:16])
 	b.secs = secs
 	return b
+}
+
+func appendField(buf []byte, s string) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// oid is a 24 lower-hex id as a number.
+type oid struct {
+	hi  uint64 // bytes 0–7 (the first 4 are the ObjectId time)
+	lo  uint32 // bytes 8–11
+	idx int32  // index of the id's string
+}
+
+// parseOIDs appends the oids of ids to dst; false if one is not a 24
+// lower-hex id.
+func parseOIDs(dst []oid, ids []string) ([]oid, bool) {
+	if cap(dst) < len(ids) {
+		dst = make([]oid, 0, len(ids))
+	}
+	for j, id := range ids {
+		if len(id) != 24 {
+			return nil, false
+		}
+		k := oid{idx: int32(j)}
+		for i := 0; i < 24; i++ {
+			d, ok := unhex(id[i])
+			if !ok {
+				return nil, false
+			}
+			if i < 16 {
+				k.hi = k.hi<<4 | uint64(d)
+			} else {
+				k.lo = k.lo<<4 | uint32(d)
+			}
+		}
+		dst = append(dst, k)
+	}
+	return dst, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // objectIDSeconds returns the time prefix of a 24 lower-hex id.

@@ -1,0 +1,78 @@
+package dispatch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// reference is the canonical encoding, computed the slow way.
+func reference(class, run, stepName string, ids []string) [32]byte {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	var buf []byte
+	for _, s := range append([]string{class, run, stepName}, ids...) {
+		buf = appendField(buf, s)
+	}
+	return sha256.Sum256(buf)
+}
+
+func TestBindingIsCanonical(t *testing.T) {
+	cases := [][]string{
+		{},
+		{"6955b9000000000000000003"},
+		{"6955b9000000000000000003", "5955b9000000000000000009", "6955b9000000000000000001"},
+		{"6955b9000000000000000003", "not-an-object-id", "A"},
+		{"6955b9000000000000000003", "6955b9000000000000000003"}, // the same event bound twice
+	}
+	for _, ids := range cases {
+		want := reference("C", "r", "s", ids)
+		for _, perm := range [][]string{slices.Clone(ids), reversed(ids)} {
+			got := bindingOf("C", "r", "s", perm)
+			if got.digest != want {
+				t.Errorf("bindingOf(%q) digest differs from the canonical encoding", ids)
+			}
+		}
+	}
+	if bindingOf("C", "r", "s", []string{"a"}).key == bindingOf("C", "r", "s", []string{"a", "a"}).key {
+		t.Error("a duplicate id does not change the key")
+	}
+	if bindingOf("C1", "r", "s", []string{"a"}).key == bindingOf("C2", "r", "s", []string{"a"}).key {
+		t.Error("the class does not change the key (D5)")
+	}
+}
+
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
+}
+
+var hex24 = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
+func TestOutputIDs(t *testing.T) {
+	b := bindingOf("C", "r", "s", []string{"5955b9000000000000000009", "6955b9000000000000000003"})
+	ids := []string{b.id("out", 0), b.id("out", 1), b.id("exception", 0), b.id("emit", 1)}
+	for _, id := range ids {
+		if !hex24.MatchString(id) {
+			t.Fatalf("id %q is not 24 lower-hex (D12)", id)
+		}
+		if id[:8] != "6955b900" {
+			t.Fatalf("id %q does not start with the newest input's time 6955b900", id)
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		t.Fatalf("ids collide: %q", ids)
+	}
+	if again := bindingOf("C", "r", "s", []string{"6955b9000000000000000003", "5955b9000000000000000009"}); again.id("out", 1) != ids[1] {
+		t.Fatal("the same inputs in another order give another id (D1)")
+	}
+	// No ObjectId among the inputs: all 12 bytes from the hash.
+	nb := bindingOf("C", "r", "s", []string{"x"})
+	sum := sha256.Sum256(append(nb.digest[:], "out0"...))
+	if got := nb.id("out", 0); got != hex.EncodeToString(sum[:12]) {
+		t.Fatalf("id without ObjectId inputs = %q, want the hash's first 12 bytes", got)
+	}
+}
