@@ -14,6 +14,7 @@ import (
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -57,8 +58,11 @@ type Runner struct {
 	agent    Agent
 	workflow *step.Workflow
 	cfg      *configResolver
-	o        options
-	log      *slog.Logger
+	// discovery is the class's discovery answer (nil when not
+	// discoverable).
+	discovery *event.AgentClassDiscoveryResponseEvent
+	o         options
+	log       *slog.Logger
 
 	started atomic.Bool
 	ready   chan struct{}
@@ -95,7 +99,7 @@ func New(a Agent, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{
+	r := &Runner{
 		class:    class,
 		agent:    a,
 		workflow: w,
@@ -103,7 +107,13 @@ func New(a Agent, opts ...Option) (*Runner, error) {
 		o:        o,
 		log:      o.logger.With("agent_class", class),
 		ready:    make(chan struct{}),
-	}, nil
+	}
+	if o.discoverable {
+		if r.discovery, err = discoveryResponse(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // Class returns the agent class the runner serves.
@@ -177,8 +187,8 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 
 	<-ctx.Done()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
-	srv.shutdown(cons, r.o.shutdownTimeout)
 	res.closeDiscovery()
+	srv.shutdown(cons, r.o.shutdownTimeout)
 	return nil
 }
 
