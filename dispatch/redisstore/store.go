@@ -366,13 +366,17 @@ func (s *Store) Set(ctx context.Context, sc dispatch.Scope, key string, value []
 	if err != nil {
 		return err
 	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, h, key, value)
-		if ttl > 0 {
+	if ttl > 0 {
+		// One round trip; the pair needs no transaction, as the next write
+		// renews the expiry anyway.
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, h, key, value)
 			p.Expire(ctx, h, time.Duration(ttl)*time.Second)
-		}
-		return nil
-	})
+			return nil
+		})
+	} else {
+		err = s.rdb.HSet(ctx, h, key, value).Err()
+	}
 	if err != nil {
 		return fmt.Errorf("redisstore: set %q: %w", key, err)
 	}
@@ -413,14 +417,16 @@ func (s *Store) Incr(ctx context.Context, sc dispatch.Scope, key string, delta i
 		return 0, err
 	}
 	var incr *redis.IntCmd
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		incr = p.HIncrBy(ctx, h, key, delta)
-		if ttl > 0 {
+	if ttl > 0 {
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			incr = p.HIncrBy(ctx, h, key, delta)
 			p.Expire(ctx, h, time.Duration(ttl)*time.Second)
-		}
-		return nil
-	})
-	if incr != nil && incr.Err() != nil {
+			return nil
+		})
+	} else {
+		incr = s.rdb.HIncrBy(ctx, h, key, delta)
+	}
+	if incr.Err() != nil {
 		err = incr.Err()
 	}
 	if err != nil {
