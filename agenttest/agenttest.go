@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -214,7 +213,7 @@ func (h *Harness) Send(r *Result, e event.Event) *Result {
 		b.CreatedAt = Epoch.UnixNano()
 	}
 	a := r.topic.Event(topic.Control, event.Name(e), b.EventID)
-	if _, err := publishEvent(h.ctx, h.bus, a, e); err != nil {
+	if _, err := bus.PublishEvent(h.ctx, h.bus, a, e, nil); err != nil {
 		h.t.Fatalf("agenttest.Send %s: %v", event.Name(e), err)
 	}
 	h.Settle()
@@ -369,39 +368,4 @@ func (d *delivery) Term(reason string) error  { d.settled = "term: " + reason; r
 func (d *delivery) DeadLetter(_ context.Context, reason string) error {
 	d.settled = "dead letter: " + reason
 	return nil
-}
-
-// publishEvent publishes e as the engine does (control → stream with msg id
-// = event id; display → core; both → both).
-// TODO(agenttest): use bus.PublishEvent once it lands.
-func publishEvent(ctx context.Context, b bus.Bus, a topic.Agent, e event.Event) (bus.PubAck, error) {
-	data, err := event.Marshal(e)
-	if err != nil {
-		return bus.PubAck{}, err
-	}
-	var ack bus.PubAck
-	if event.IsControl(e) {
-		a.Type = topic.Control
-		subj, err := a.Subject()
-		if err != nil {
-			return ack, err
-		}
-		if ack, err = b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, e.EventBase().EventID); err != nil {
-			return ack, err
-		}
-	}
-	if event.IsDisplay(e) {
-		a.Type = topic.Display
-		subj, err := a.Subject()
-		if err != nil {
-			return ack, err
-		}
-		if err := b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
-			return ack, err
-		}
-	}
-	if !event.IsControl(e) && !event.IsDisplay(e) {
-		return ack, fmt.Errorf("%s is neither a control nor a display event", event.Name(e))
-	}
-	return ack, nil
 }

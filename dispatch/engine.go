@@ -127,7 +127,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		heartbeat: 10 * time.Second,
 		config:    emptyConfig{},
 		now:       time.Now,
-		backoff:   defaultBackoff,
+		backoff:   bus.Backoff,
 	}
 	for _, o := range opts {
 		o(e)
@@ -150,14 +150,6 @@ func (e *Engine) Cached(run string) bool {
 
 // Workflow returns the engine's workflow.
 func (e *Engine) Workflow() *step.Workflow { return e.w }
-
-func defaultBackoff(n uint64) time.Duration {
-	d := time.Second
-	for i := uint64(1); i < n && d < 30*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Second)
-}
 
 // ConfigResolver provides a run's agent configuration (dispatch.md §2 steps
 // 4 and 6). The runtime plugs the configuration RPC in here.
@@ -247,6 +239,9 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 	if hasAIHub(m.Header) {
 		event.SetHeaders(ev, bus.AIHubHeaders(m.Header))
+	}
+	if m.Header.Lookup("traceparent") != "" {
+		ctx = bus.ExtractTrace(ctx, m.Header) // continue the publisher's trace
 	}
 	if err := e.process(ctx, t, ev, d.Seq(), d); err != nil {
 		delay := e.backoff(d.NumDelivered())

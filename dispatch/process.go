@@ -481,11 +481,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
 		return false, nil
 	}
-	typ := topic.Control
-	if !event.IsControl(ev) {
-		typ = topic.Display
-	}
-	if _, err := publishEvent(ctx, e.bus, t.Event(typ, event.Name(ev), ev.EventBase().EventID), ev); err != nil {
+	if _, err := bus.PublishEvent(ctx, e.bus, t.Event(topic.Control, event.Name(ev), ev.EventBase().EventID), ev, nil); err != nil {
 		return false, fmt.Errorf("dispatch: publish %s: %w", event.Name(ev), err)
 	}
 	if event.IsStop(ev) || event.IsException(ev) {
@@ -577,37 +573,4 @@ func runControl(class, run string) (string, error) {
 		return "", fmt.Errorf("dispatch: run %q: %w", run, err)
 	}
 	return f, nil
-}
-
-// publishEvent routes ev by its parent chain: control → stream (msg id =
-// event id, D15), display → core, both → both, control first.
-// TODO(dispatch): replace by bus.PublishEvent once it lands.
-func publishEvent(ctx context.Context, b bus.Bus, t topic.Agent, ev event.Event) (bus.PubAck, error) {
-	data, err := event.Marshal(ev)
-	if err != nil {
-		return bus.PubAck{}, err
-	}
-	var ack bus.PubAck
-	if event.IsControl(ev) {
-		t.Type = topic.Control
-		subj, err := t.Subject()
-		if err != nil {
-			return ack, err
-		}
-		ack, err = b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, ev.EventBase().EventID)
-		if err != nil {
-			return ack, err
-		}
-	}
-	if event.IsDisplay(ev) {
-		t.Type = topic.Display
-		subj, err := t.Subject()
-		if err != nil {
-			return ack, err
-		}
-		if err := b.Publish(ctx, &bus.Msg{Subject: subj, Data: data}); err != nil {
-			return ack, err
-		}
-	}
-	return ack, nil
 }
