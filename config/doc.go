@@ -25,7 +25,9 @@
 // bus.ErrNoResponders, ErrTimeout), which the runtime turns into an
 // ExceptionEvent that ends the run visibly.
 //
-// Merging and validation are done by Merge: objects merge key by key, any
+// Merging and validation are done by Merge (MergeValue when the type is
+// known only at run time, as in a runtime that holds the defaults as an
+// any): objects merge key by key, any
 // other value replaces the default, unknown keys are ignored. A value of the
 // wrong JSON type, a null for a field that cannot be null, or an error from
 // the type's Validate method yields a *ValidationError that names the

@@ -84,48 +84,73 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 // modified. The returned T shares no memory with defaults.
 func Merge[T any](defaults T, overlay json.RawMessage) (T, error) {
 	var zero T
+	out, err := merge(defaults, reflect.TypeOf((*T)(nil)).Elem(), overlay)
+	if err != nil {
+		return zero, err
+	}
+	return *out.Interface().(*T), nil
+}
+
+// MergeValue is Merge for a configuration type known only at run time: it
+// merges overlay over defaults and returns a value of the dynamic type of
+// defaults (a struct value, or a map). A nil defaults stands for an empty
+// map[string]any, so the result is the overlay as a generic object.
+func MergeValue(defaults any, overlay json.RawMessage) (any, error) {
+	if defaults == nil {
+		defaults = map[string]any{}
+	}
+	out, err := merge(defaults, reflect.TypeOf(defaults), overlay)
+	if err != nil {
+		return nil, err
+	}
+	return out.Elem().Interface(), nil
+}
+
+// merge does the work of Merge and MergeValue: it returns a pointer to a new
+// value of type t.
+func merge(defaults any, t reflect.Type, overlay json.RawMessage) (reflect.Value, error) {
 	base, err := json.Marshal(defaults)
 	if err != nil {
-		return zero, fmt.Errorf("config: encoding the defaults: %w", err)
+		return reflect.Value{}, fmt.Errorf("config: encoding the defaults: %w", err)
 	}
 	baseObj, ok, err := decodeObject(base)
 	if err != nil || !ok {
-		return zero, fmt.Errorf("config: the defaults (%T) must encode to a JSON object", defaults)
+		return reflect.Value{}, fmt.Errorf("config: the defaults (%T) must encode to a JSON object", defaults)
 	}
 	overlay = bytes.TrimSpace(overlay)
 	if len(overlay) > 0 && !bytes.Equal(overlay, []byte("null")) {
 		over, ok, err := decodeObject(overlay)
 		if err != nil {
-			return zero, Invalid("(root)", "not valid JSON")
+			return reflect.Value{}, Invalid("(root)", "not valid JSON")
 		}
 		if !ok {
-			return zero, Invalid("(root)", "must be a JSON object")
+			return reflect.Value{}, Invalid("(root)", "must be a JSON object")
 		}
 		deepMerge(baseObj, over)
 	}
 
 	var ve ValidationError
-	checkValue(&ve, "", baseObj, reflect.TypeOf((*T)(nil)).Elem())
+	checkValue(&ve, "", baseObj, t)
 	if len(ve.Fields) > 0 {
-		return zero, &ve
+		return reflect.Value{}, &ve
 	}
 	merged, err := json.Marshal(baseObj)
 	if err != nil {
-		return zero, fmt.Errorf("config: encoding the merged configuration: %w", err)
+		return reflect.Value{}, fmt.Errorf("config: encoding the merged configuration: %w", err)
 	}
-	out := new(T)
-	if err := json.Unmarshal(merged, out); err != nil {
+	out := reflect.New(t)
+	if err := json.Unmarshal(merged, out.Interface()); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
 			// The message of te quotes the value: only its field is kept.
-			return zero, Invalid(te.Field, "invalid value")
+			return reflect.Value{}, Invalid(te.Field, "invalid value")
 		}
-		return zero, Invalid("(root)", "invalid value")
+		return reflect.Value{}, Invalid("(root)", "invalid value")
 	}
-	if err := validate(out); err != nil {
-		return zero, err
+	if err := validate(out.Interface()); err != nil {
+		return reflect.Value{}, err
 	}
-	return *out, nil
+	return out, nil
 }
 
 func validate(p any) error {

@@ -285,3 +285,37 @@ func FuzzMerge(f *testing.F) {
 		_ = got
 	})
 }
+
+func TestMergeValue(t *testing.T) {
+	got, err := config.MergeValue(defaults(), json.RawMessage(`{"llm":{"temperature":0.7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := got.(settings)
+	if !ok {
+		t.Fatalf("MergeValue returned %T, want settings", got)
+	}
+	want := defaults()
+	want.LLM.Temperature = 0.7
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// The type checks and Validate apply as in Merge.
+	_, err = config.MergeValue(defaults(), json.RawMessage(`{"enabled": null, "llm": {"max_tokens": "many"}}`))
+	var ve *config.ValidationError
+	if !errors.As(err, &ve) || !cmp.Equal(ve.Fields, []string{"enabled", "llm.max_tokens"}) {
+		t.Fatalf("got %v, want a *ValidationError on enabled and llm.max_tokens", err)
+	}
+	if _, err := config.MergeValue(validated{}, json.RawMessage(`{"retries": 11, "url": "u"}`)); !errors.As(err, &ve) || ve.Fields[0] != "retries" {
+		t.Fatalf("Validate through MergeValue: got %v", err)
+	}
+
+	m, err := config.MergeValue(nil, json.RawMessage(`{"a": {"b": 1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"a": map[string]any{"b": 1.0}}, m); diff != "" {
+		t.Errorf("MergeValue(nil) (-want +got):\n%s", diff)
+	}
+}
