@@ -176,11 +176,15 @@ func (c ConsumerConfig) WithDefaults() ConsumerConfig {
 // Exactly one of Ack, Nak, Term or DeadLetter should settle it; InProgress may
 // be called any number of times before that.
 type Delivery interface {
+	// Msg is the stored message; Msg().Header carries its headers
+	// (Nats-Msg-Id, trace context, X-AIHub-*).
 	Msg() *Msg
 	// Seq is the message's stream sequence.
 	Seq() uint64
 	// NumDelivered counts deliveries of this message, starting at 1.
 	NumDelivered() uint64
+	// Ack settles the message for good. ctx bounds the call; on NATS the
+	// ack is sent, not confirmed (a lost ack causes one redelivery).
 	Ack(ctx context.Context) error
 	// Nak asks for redelivery after delay (0: at once). The redelivery
 	// counts towards MaxDeliver.

@@ -55,6 +55,7 @@ type PayloadError struct {
 	Max     int // the server's max_payload
 }
 
+// Error names the subject, the size and the limit.
 func (e *PayloadError) Error() string {
 	return fmt.Sprintf("bus: payload too large: message to %q is %d bytes (data and headers), over the server's max_payload of %d bytes",
 		e.Subject, e.Size, e.Max)

@@ -29,6 +29,7 @@ type RemoteError struct {
 	Type    string // the responder's error class, e.g. "ValueError"; may be empty
 }
 
+// Error names the request subject, the error type and the message.
 func (e *RemoteError) Error() string {
 	if e.Type == "" {
 		return fmt.Sprintf("bus: error reply to %q: %s", e.Subject, e.Message)

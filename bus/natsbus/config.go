@@ -125,7 +125,7 @@ func ConfigFromEnv() (Config, error) {
 }
 
 // options turns c into nats.go connect options.
-func (c Config) options(log *slog.Logger) ([]nats.Option, error) {
+func (c Config) options(log *slog.Logger, onReconnect func(*nats.Conn)) ([]nats.Option, error) {
 	wait := c.ReconnectWait
 	if wait <= 0 {
 		wait = 2 * time.Second
@@ -140,6 +140,7 @@ func (c Config) options(log *slog.Logger) ([]nats.Option, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats: reconnected", "url", nc.ConnectedUrlRedacted())
+			onReconnect(nc)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""

@@ -27,7 +27,8 @@ type Bus struct {
 
 	mu        sync.Mutex
 	closed    bool
-	shut      atomic.Bool // closed, readable without mu on the publish path
+	shut      atomic.Bool  // closed, readable without mu on the publish path
+	maxPay    atomic.Int64 // the server's max_payload, refreshed on reconnect
 	subs      map[*subscription]struct{}
 	consumers map[*consumer]struct{}
 	dlReady   bool // the dead-letter stream is known to exist
@@ -43,7 +44,12 @@ func Connect(cfg Config) (*Bus, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	opts, err := cfg.options(log)
+	var self atomic.Pointer[Bus]
+	opts, err := cfg.options(log, func(nc *nats.Conn) {
+		if b := self.Load(); b != nil {
+			b.maxPay.Store(nc.MaxPayload())
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +67,7 @@ func Connect(cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	b.owned = true
+	self.Store(b)
 	return b, nil
 }
 
@@ -90,11 +97,13 @@ func New(nc *nats.Conn, cfg Config) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: %w", err)
 	}
-	return &Bus{
+	b := &Bus{
 		nc: nc, js: js, cfg: cfg, retry: retry, log: log,
 		subs:      map[*subscription]struct{}{},
 		consumers: map[*consumer]struct{}{},
-	}, nil
+	}
+	b.maxPay.Store(nc.MaxPayload())
+	return b, nil
 }
 
 // Conn returns the underlying connection.
@@ -106,8 +115,10 @@ func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 // ServerVersion is the connected server's version, e.g. "2.9.10".
 func (b *Bus) ServerVersion() string { return b.nc.ConnectedServerVersion() }
 
-// MaxPayload is the server's max_payload.
-func (b *Bus) MaxPayload() int { return int(b.nc.MaxPayload()) }
+// MaxPayload is the server's max_payload, as announced when the bus was
+// made (and on each reconnect, for a bus made by Connect). Read without a
+// lock: it is checked on every publish.
+func (b *Bus) MaxPayload() int { return int(b.maxPay.Load()) }
 
 // Close stops the consumers and subscriptions started through b and, if b
 // owns the connection, closes it. Do not call it from a handler.
