@@ -337,6 +337,14 @@ var texts = map[string][2]LocaleString{
 			"Retrieval-augmented generation has started. The agent is fetching relevant context from the selected knowledge sources — using the chosen namespaces and any additional metadata filters — before generating an answer.",
 			"La génération augmentée par récupération (RAG) a démarré. L'agent récupère le contexte pertinent depuis les sources de connaissances sélectionnées — en utilisant les namespaces choisis et d'éventuels filtres de métadonnées — avant de générer une réponse.",
 			"La generazione aumentata dal recupero (RAG) è iniziata. L'agente sta recuperando il contesto rilevante dalle fonti di conoscenza selezionate — utilizzando i namespace scelti e gli eventuali filtri di metadati — prima di generare una risposta.")),
+	// Not in the reference's events files: this SDK's own texts for the
+	// process tree, so that work events never show empty titles.
+	"WorkEvent": tx(
+		L("Arbeitsschritt", "Work Step", "Étape de Travail", "Fase di Lavoro"),
+		L("Ein Arbeitsschritt des Prozesses wurde abgeschlossen.",
+			"A work step of the process has been completed.",
+			"Une étape de travail du processus a été terminée.",
+			"Una fase di lavoro del processo è stata completata.")),
 	"CronStartEvent":      scheduledTexts,
 	"ScheduledStartEvent": scheduledTexts,
 	"RAGSuccessStopEvent": tx(
