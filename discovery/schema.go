@@ -44,6 +44,12 @@ func Schema(t reflect.Type) (map[string]json.RawMessage, error) {
 // required and each property carries "default" (pydantic's view of a
 // settings model whose fields all have defaults). Pointer fields are
 // nullable.
+//
+// Discovery responses are read by every client of the bus, so secrets must
+// not leak through defaults: a field tagged `secret:"true"`, or whose JSON
+// name contains "password", "secret", "token" or "api_key"/"apikey", gets
+// no default and is marked as pydantic marks a SecretStr ("format":
+// "password", "writeOnly": true).
 func ConfigSchema(defaults any) (map[string]json.RawMessage, error) {
 	if defaults == nil {
 		return map[string]json.RawMessage{}, nil
@@ -298,6 +304,7 @@ type fieldInfo struct {
 	tagged   bool   // has an event tag
 	desc     string
 	envelope bool // event_id or created_at of event.Base
+	secret   bool // tagged secret:"true"
 	index    []int
 }
 
@@ -331,7 +338,8 @@ func structFields(t reflect.Type) []fieldInfo {
 				name = sf.Name
 			}
 			f := fieldInfo{name: name, typ: sf.Type, omit: strings.Contains(","+opts+",", ",omitempty,"),
-				desc: sf.Tag.Get("description"), envelope: envelope, index: idx}
+				desc: sf.Tag.Get("description"), envelope: envelope, index: idx,
+				secret: sf.Tag.Get("secret") == "true"}
 			for opt := range strings.SplitSeq(sf.Tag.Get("event"), ",") {
 				switch {
 				case opt == "required":
@@ -410,9 +418,10 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 		}
 		var def json.RawMessage
 		req, nullable := false, false
+		secret := g.config && isSecret(f)
 		switch {
 		case defaults.IsValid():
-			if d, ok := defaultsJSON[f.name]; ok {
+			if d, ok := defaultsJSON[f.name]; ok && !secret {
 				def = d
 			}
 			nullable = f.typ.Kind() == reflect.Pointer || f.typ.Kind() == reflect.Interface
@@ -431,6 +440,9 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 			nullable, def = true, json.RawMessage("null")
 		default:
 			req = true
+		}
+		if secret {
+			markSecret(p)
 		}
 		props.Set(f.name, property(p, f, def, nullable))
 		if req {
@@ -476,6 +488,28 @@ func property(p *jsonschema.Schema, f fieldInfo, def json.RawMessage, nullable b
 }
 
 func isNullSchema(s *jsonschema.Schema) bool { return s.Type == "null" }
+
+// isSecret reports whether a configuration field holds a secret.
+func isSecret(f fieldInfo) bool {
+	if f.secret {
+		return true
+	}
+	n := strings.ToLower(f.name)
+	for _, w := range []string{"password", "secret", "token", "api_key", "apikey"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// markSecret marks a string schema as pydantic marks a SecretStr.
+func markSecret(p *jsonschema.Schema) {
+	if p.Type == "string" {
+		p.Format = "password"
+		p.WriteOnly = true
+	}
+}
 
 // pyTitle is pydantic's field title: name.title().replace('_', ' ').
 func pyTitle(name string) string {

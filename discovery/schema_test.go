@@ -333,7 +333,11 @@ func TestConfigSchema(t *testing.T) {
 		{"model", obj{"type": "string", "title": "Model", "default": "gpt-4o"}},
 		{"temperature", obj{"type": "number", "title": "Temperature", "default": 0.2}},
 		{"tools", obj{"type": "array", "title": "Tools", "default": []any{"search"}, "items": obj{"type": "string"}}},
-		{"api_key", func() obj { o := nullable(obj{"type": "string"}); o["title"] = "Api Key"; return o }()},
+		{"api_key", func() obj {
+			o := nullable(obj{"type": "string", "format": "password", "writeOnly": true})
+			o["title"] = "Api Key"
+			return o
+		}()},
 		{"prompt", obj{"$ref": "#/$defs/promptSettings", "default": obj{"system": "Be brief."}}},
 	}
 	for _, tt := range tests {
@@ -350,6 +354,34 @@ func TestConfigSchema(t *testing.T) {
 	}
 	if _, err := discovery.ConfigSchema((*agentSettings)(nil)); err == nil {
 		t.Error("ConfigSchema of a nil pointer succeeded")
+	}
+}
+
+func TestConfigSchemaKeepsSecretsOut(t *testing.T) {
+	type creds struct {
+		Model      string `json:"model"`
+		AuthToken  string `json:"auth_token"`
+		Credential string `json:"credential" secret:"true"`
+		DBPassword string `json:"db_password"`
+	}
+	const secret = "sk-live-very-secret"
+	raw, err := discovery.ConfigSchema(creds{Model: "m", AuthToken: secret, Credential: secret, DBPassword: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(raw)
+	if strings.Contains(string(data), secret) {
+		t.Fatalf("the schema leaks a secret default: %s", data)
+	}
+	s := decode(t, raw)
+	for _, name := range []string{"auth_token", "credential", "db_password"} {
+		p := prop(t, s, name)
+		if p["format"] != "password" || p["writeOnly"] != true {
+			t.Errorf("%s = %v, want a SecretStr-like schema", name, p)
+		}
+	}
+	if prop(t, s, "model")["default"] != "m" {
+		t.Error("an ordinary field lost its default")
 	}
 }
 
