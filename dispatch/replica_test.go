@@ -1,0 +1,105 @@
+package dispatch_test
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+type recObserver struct {
+	mu    sync.Mutex
+	execs map[string][]dispatch.Execution
+	ends  map[string][]dispatch.Teardown
+}
+
+func (o *recObserver) Executed(x dispatch.Execution) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.execs[x.Run.Run] = append(o.execs[x.Run.Run], x)
+}
+
+func (o *recObserver) TornDown(td dispatch.Teardown) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ends[td.Run.Run] = append(o.ends[td.Run.Run], td)
+}
+
+func (o *recObserver) Dropped(dispatch.Drop) {}
+
+// Two replicas with a one-run history cache take turns on the events of two
+// interleaved runs: each replica must load the prefix it has not seen from
+// the stream (D7), and the runs come out as on one process.
+func TestReplicasLoadHistoryOnDemand(t *testing.T) {
+	start := step.New(func(ctx step.Context, _ *event.StartEvent) ([]*In, error) {
+		return []*In{{N: 1}, {N: 2}, {N: 3}}, nil
+	}, step.Name("start"))
+	agg := step.New(func(ctx step.Context, ins []*In) (*Out, error) { return &Out{}, nil }, step.Name("agg"))
+	end := step.New(func(ctx step.Context, outs []*Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil },
+		step.Name("end"), step.Precondition(func(ctx step.Context, outs []*Out) (bool, error) { return len(outs) == 3, nil }))
+	w, err := step.NewWorkflow("Replicas", start, agg, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	if err := b.EnsureStream(ctx, bus.AgentStream("Replicas")); err != nil {
+		t.Fatal(err)
+	}
+	store := dispatch.NewMemoryStore()
+	obs := &recObserver{execs: map[string][]dispatch.Execution{}, ends: map[string][]dispatch.Teardown{}}
+	for range 2 {
+		eng, err := dispatch.New(w, b, store, dispatch.Sequential(), dispatch.WithCacheSize(1), dispatch.WithObserver(obs),
+			dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Consume(ctx, bus.RunnerConsumer("Replicas"), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs []string
+	for range 2 {
+		run := event.NewID()
+		runs = append(runs, run)
+		s := event.Stamp(&event.StartEvent{})
+		if _, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "Replicas", ID: "a", Thread: run, Display: run, Run: run}, s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.DeliverAll(ctx)
+
+	for _, run := range runs {
+		var lens []int
+		var aggInputs [][]string
+		for _, x := range obs.execs[run] {
+			if x.Err != nil {
+				t.Fatalf("run %s: %s failed: %v", run, x.Step, x.Err)
+			}
+			if x.Step == "agg" {
+				lens = append(lens, len(x.Inputs))
+				aggInputs = append(aggInputs, x.Inputs)
+			}
+		}
+		if !slices.Equal(lens, []int{1, 2, 3}) {
+			t.Fatalf("run %s: agg saw lists of %v, want [1 2 3]", run, lens)
+		}
+		for i := 1; i < len(aggInputs); i++ {
+			if !slices.Equal(aggInputs[i][:i], aggInputs[i-1]) {
+				t.Fatalf("run %s: agg inputs %q are not growing prefixes", run, aggInputs)
+			}
+		}
+		if ends := obs.ends[run]; len(ends) != 1 || ends[0].Marker != dispatch.Completed {
+			t.Fatalf("run %s: teardowns %+v, want one completed", run, ends)
+		}
+	}
+}
