@@ -1,0 +1,125 @@
+// Command chat runs ChatAgent, a conversational agent that streams its
+// answer as ChunkEvents and ends each run with an LLMStopEvent carrying the
+// full answer, together with the HTTP gateway, in one process.
+//
+// Usage:
+//
+//	go run ./examples/chat                  # one demo message, print the run, exit
+//	go run ./examples/chat -ask "text"      # the same for your text
+//	go run ./examples/chat -serve :8080     # serve the gateway until Ctrl-C
+//
+// With no NATS_URL it starts an embedded nats-server; with NATS_URL it joins
+// that server. The answers come from a deterministic scripted model, or from
+// any OpenAI-compatible endpoint when OPENAI_BASE_URL is set (with
+// OPENAI_API_KEY and OPENAI_MODEL).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/saap-go/agent"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/step"
+)
+
+// ChatAgent answers each user message with its model.
+type ChatAgent struct {
+	model Model
+}
+
+// Class is the agent class: the subject token and the gateway's route.
+func (a *ChatAgent) Class() string { return "ChatAgent" }
+
+// Describe gives the texts discovery publishes.
+func (a *ChatAgent) Describe() agent.Description {
+	return agent.Description{
+		Name: event.L("Chat", "Chat", "Chat", "Chat"),
+		Description: event.L("Beantwortet Chat-Nachrichten und streamt die Antwort.",
+			"Answers chat messages, streaming the answer.",
+			"Répond aux messages du chat en diffusant la réponse.",
+			"Risponde ai messaggi della chat trasmettendo la risposta."),
+		Icon: "mage:message",
+	}
+}
+
+// Steps is the workflow: a single step.
+func (a *ChatAgent) Steps() []*step.Step {
+	return []*step.Step{step.New(a.Answer)}
+}
+
+// Answer streams the model's answer as ChunkEvents (display events,
+// published at once) and returns the whole answer in an LLMStopEvent, which
+// ends the run.
+func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.LLMStopEvent, error) {
+	history := make([]Turn, 0, len(msg.Messages))
+	input := make([]event.Message, 0, len(msg.Messages))
+	for _, m := range msg.Messages {
+		history = append(history, Turn{Role: m.Role, Text: m.Content()})
+		input = append(input, event.MessageFromString(m.Role, m.Content()))
+	}
+	var full strings.Builder
+	err := a.model.Stream(ctx, history, func(piece string) error {
+		full.WriteString(piece)
+		return ctx.Emit(&event.ChunkEvent{Content: piece, ModelName: a.model.Name()})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", a.model.Name(), err)
+	}
+	stop := &event.LLMStopEvent{}
+	stop.InputMessages = input
+	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, full.String())}
+	stop.ChatModelName = event.Str(a.model.Name())
+	return stop, nil
+}
+
+func main() {
+	ask := flag.String("ask", "", "send this message instead of the demo message, print the run and exit")
+	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
+	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
+	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
+	flag.Parse()
+	if err := run(*ask, *serve, *platform, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "chat:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ask, serve string, platform, verbose bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	model, err := ModelFromEnv()
+	if err != nil {
+		return err
+	}
+	env, err := demo.Start(ctx, &ChatAgent{model: model}, demo.Options{Platform: platform, Verbose: verbose})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+
+	if serve != "" {
+		return env.Serve(ctx, serve)
+	}
+	if ask == "" {
+		ask = "Hello! What can you do?"
+	}
+	body := map[string]any{"messages": []any{map[string]string{"role": "user", "content": ask}}}
+	res, err := env.Ask(ctx, "demo", "UserMessageEvent", body)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nanswer (%s): %s\n", res.Name, res.Answer)
+	if !strings.HasSuffix(res.Name, "StopEvent") {
+		return errors.New("the run did not end with a stop event")
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+// Package demo runs an agent and the HTTP gateway in one process, as the
+// bundled examples do: the agent runner (with its embedded nats-server, or
+// the server of NATS_URL), a gateway on the same server that has discovered
+// the agent's class, and a client that sends a request through the gateway
+// and prints the run's events as they cross the bus.
+//
+// It uses only the SDK's public API; copy it when you embed an agent and a
+// gateway in one binary of your own.
+package demo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saap-go/agent"
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/topic"
+)
+
+// User is the identity the demo gateway gives every request (it runs with
+// gateway.Anonymous: never expose it).
+var User = event.UserIdentity{ID: "demo-user", Name: "Demo User", Email: "demo@example.com", Roles: []string{"user"}}
+
+// Options configure Start.
+type Options struct {
+	// Platform fetches the agent's configuration from the platform's config
+	// service (request/reply on aihub.rpc.config.agent.<Class>.<id>)
+	// instead of running standalone with the agent's defaults.
+	Platform bool
+	// Verbose logs the runner's and the gateway's info messages to stderr.
+	Verbose bool
+	// Out receives the printed events (default os.Stdout).
+	Out io.Writer
+}
+
+// Env is a running agent and gateway.
+type Env struct {
+	Class   string
+	Gateway *gateway.Gateway
+	Bus     *natsbus.Bus
+
+	out        io.Writer
+	runner     *agent.Runner
+	stopRunner context.CancelFunc
+	runnerDone chan error
+	httpAddr   string
+	stopHTTP   context.CancelFunc
+	httpDone   chan error
+}
+
+// Start starts the agent's runner, connects a gateway to the same NATS
+// server, waits until the gateway has discovered the agent's class, and
+// serves the gateway on a loopback port for Ask.
+func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	level := slog.LevelWarn
+	if o.Verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opts := []agent.Option{agent.WithLogger(log)}
+	if !o.Platform {
+		opts = append(opts, agent.Standalone())
+	}
+	runner, err := agent.New(a, opts...)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Class: runner.Class(), out: o.Out, runner: runner, runnerDone: make(chan error, 1)}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopRunner = stop
+	go func() { e.runnerDone <- runner.Run(runCtx) }()
+	select {
+	case <-runner.Ready():
+	case err := <-e.runnerDone:
+		stop()
+		return nil, fmt.Errorf("agent runner: %w", err)
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+
+	// The gateway joins the runner's server: the embedded one, or NATS_URL
+	// with its credentials.
+	cfg := natsbus.Config{URL: runner.Info().NATSURL}
+	if !runner.Info().Embedded {
+		if cfg, err = natsbus.ConfigFromEnv(); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	cfg.Name, cfg.Logger = "saap-gateway", log
+	if e.Bus, err = natsbus.Connect(cfg); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	e.Gateway, err = gateway.New(gateway.Config{Bus: e.Bus, Auth: gateway.Anonymous(User), Logger: log})
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	if _, err := e.Gateway.Discover(ctx, e.Class); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Serve serves the gateway on addr until ctx is done, printing where it
+// listens. The discovery cycle runs every 60 s meanwhile.
+func (e *Env) Serve(ctx context.Context, addr string) error {
+	return e.Gateway.ListenAndServe(ctx, addr, func(a net.Addr) {
+		base := "http://" + a.String()
+		fmt.Fprintf(e.out, "gateway listening on %s (agent class %s)\n", base, e.Class)
+		fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/demo/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class)
+		fmt.Fprintf(e.out, "stop with Ctrl-C\n")
+	})
+}
+
+// Close stops the gateway and the runner and waits for both.
+func (e *Env) Close() {
+	if e.stopHTTP != nil {
+		e.stopHTTP()
+		<-e.httpDone
+	}
+	if e.Bus != nil {
+		_ = e.Bus.Close()
+	}
+	e.stopRunner()
+	if err := <-e.runnerDone; err != nil {
+		fmt.Fprintf(os.Stderr, "agent runner: %v\n", err)
+	}
+}
+
+// listen serves the gateway on a loopback port, once.
+func (e *Env) listen(ctx context.Context) (string, error) {
+	if e.httpAddr != "" {
+		return e.httpAddr, nil
+	}
+	hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	ready := make(chan string, 1)
+	e.stopHTTP, e.httpDone = stop, make(chan error, 1)
+	go func() {
+		e.httpDone <- e.Gateway.ListenAndServe(hctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
+	}()
+	select {
+	case e.httpAddr = <-ready:
+		return e.httpAddr, nil
+	case err := <-e.httpDone:
+		e.stopHTTP = nil
+		return "", err
+	}
+}
+
+// Result is the outcome of Ask.
+type Result struct {
+	// Terminal is the JSON of the event that ended the request.
+	Terminal json.RawMessage
+	// Name is its _event_name.
+	Name string
+	// Answer is the text it carries: the last output message of an LLM stop,
+	// a content field, an exception's message or a HITL question.
+	Answer string
+	// Events counts the events printed, by name.
+	Events map[string]int
+}
+
+// Ask sends body as startEvent to instance id of the class through the
+// gateway's streaming endpoint, prints every event of the run's thread as it
+// crosses the bus (subject, event name, content), and returns when the
+// stream ended.
+func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result, error) {
+	addr, err := e.listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	thread, display := event.NewID(), event.NewID()
+	p := &printer{out: e.out, events: map[string]int{}, terminal: make(chan struct{})}
+	pattern, err := topic.AgentPattern{Thread: thread, Display: display}.Subject()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := e.Bus.Subscribe(ctx, pattern, "", p.print)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	url := fmt.Sprintf("http://%s/agents/%s/%s/%s/stream?thread_id=%s&display_id=%s", addr, e.Class, id, startEvent, thread, display)
+	fmt.Fprintf(e.out, "POST %s\n     %s\n\n", strings.Replace(url, "?", "\n     ?", 1), data)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("gateway answered %s: %s", resp.Status, msg)
+	}
+	var last string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if d == "[DONE]" {
+				break
+			}
+			last = d
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the stream: %w", err)
+	}
+	if last == "" {
+		return nil, errors.New("the stream ended without an event")
+	}
+	// The stream's terminal event also reaches our own subscription; wait
+	// for it so the printout is complete.
+	select {
+	case <-p.terminal:
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res := &Result{Terminal: json.RawMessage(last), Answer: answerOf([]byte(last)), Events: p.counts()}
+	var n struct {
+		Name string `json:"_event_name"`
+	}
+	_ = json.Unmarshal([]byte(last), &n)
+	res.Name = n.Name
+	return res, nil
+}
+
+// printer prints each event of the thread as one line.
+type printer struct {
+	mu       sync.Mutex
+	out      io.Writer
+	events   map[string]int
+	terminal chan struct{}
+	done     bool
+}
+
+func (p *printer) print(m *bus.Msg) {
+	t, err := topic.ParseAgent(m.Subject)
+	if err != nil {
+		return
+	}
+	e, err := event.Unmarshal(m.Data)
+	if err != nil {
+		return
+	}
+	kind := "control"
+	if t.Type == topic.Display {
+		kind = "display"
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events[t.Name]++
+	fmt.Fprintf(p.out, "%s %-34s %s\n        %s\n", kind, t.Name, contentOf(e, m.Data), m.Subject)
+	terminal := event.IsStop(e) || event.IsException(e) || event.IsHITLRequest(e)
+	if terminal && t.Type == topic.Display && !p.done {
+		p.done = true
+		close(p.terminal)
+	}
+}
+
+func (p *printer) counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.events))
+	for k, v := range p.events {
+		out[k] = v
+	}
+	return out
+}
+
+// contentOf is the part of an event worth printing on its line.
+func contentOf(e event.Event, raw []byte) string {
+	switch x := e.(type) {
+	case *event.ChunkEvent:
+		return fmt.Sprintf("%q", x.Content)
+	case *event.UserMessageEvent:
+		if n := len(x.Messages); n > 0 {
+			return fmt.Sprintf("%q", clip(x.Messages[n-1].Content()))
+		}
+	}
+	if a := answerOf(raw); a != "" {
+		return fmt.Sprintf("%q", clip(a))
+	}
+	// Other events: their own fields, compactly.
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range []string{"condensed_question", "question", "query", "part", "task", "result", "documents", "nodes"} {
+		if v, ok := m[k]; ok {
+			parts = append(parts, k+"="+clip(string(v)))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func clip(s string) string {
+	const max = 100
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
+// answerOf reads the text a terminal event carries.
+func answerOf(raw []byte) string {
+	var x struct {
+		Output []struct {
+			Content string `json:"content"`
+		} `json:"output_messages"`
+		Content  *string `json:"content"`
+		Answer   *string `json:"answer"`
+		Message  *string `json:"message"`
+		Question *string `json:"question"`
+	}
+	if json.Unmarshal(raw, &x) != nil {
+		return ""
+	}
+	switch {
+	case len(x.Output) > 0:
+		return x.Output[len(x.Output)-1].Content
+	case x.Answer != nil:
+		return *x.Answer
+	case x.Content != nil:
+		return *x.Content
+	case x.Message != nil:
+		return *x.Message
+	case x.Question != nil:
+		return *x.Question
+	}
+	return ""
+}
