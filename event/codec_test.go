@@ -90,6 +90,16 @@ func TestLenientReading(t *testing.T) {
 					t.Errorf("decoded %T", e)
 				}
 			}},
+		{"a candidate that fails gives way to the next", `{"_event_name":"MyException","_parent_event_names":["MyException","ExceptionEvent","SemanticEvent","ControlAndDisplayEvent","ControlEvent","DisplayEvent"],"message":{"code":5}}`,
+			func(t *testing.T, e Event) {
+				if _, ok := e.(*SemanticEvent); !ok {
+					t.Fatalf("decoded %T, want *SemanticEvent", e)
+				}
+				wantExtra(t, e, "message", `{"code":5}`)
+				if !IsException(e) || Name(e) != "MyException" {
+					t.Error("name or predicates lost")
+				}
+			}},
 		{"Control+Display parents fall back to ControlAndDisplayEvent", `{"_event_name":"X","_parent_event_names":["X","ControlEvent","DisplayEvent"]}`,
 			func(t *testing.T, e Event) {
 				if _, ok := e.(*ControlAndDisplayEvent); !ok {

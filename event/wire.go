@@ -353,6 +353,11 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 		// type, as pydantic does for a typed field: an exact decode.
 		fallback = top || nameAt >= 0
 	} else {
+		// Fallback by ancestry: the registered names of the received list,
+		// in list order; a candidate that fails to decode gives way to the
+		// next one, and BaseEvent is the last resort (wire.md §5.2).
+		path, depth := len(d.path), d.depth
+		var firstErr error
 		if parentsList {
 			for _, p := range parents {
 				x, ok := r.byName[p]
@@ -365,14 +370,27 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 						x = cad
 					}
 				}
-				t = x
-				break
+				ev, err := d.decodeInto(x, entries, true, name, parents)
+				if err == nil {
+					return ev, nil
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				d.path, d.depth, d.missing, d.event = d.path[:path], depth, nil, name
 			}
 		}
-		if t == nil {
-			t = baseEventType
+		ev, err := d.decodeInto(baseEventType, entries, true, name, parents)
+		if err != nil && firstErr != nil {
+			return nil, firstErr
 		}
+		return ev, err
 	}
+	return d.decodeInto(t, entries, fallback, name, parents)
+}
+
+// decodeInto decodes the recorded members into a new value of t.
+func (d *decoder) decodeInto(t *Type, entries []entry, fallback bool, name string, parents []string) (Event, error) {
 	if !fallback || d.event == "" {
 		d.event = t.Name
 	}
