@@ -118,9 +118,10 @@ var blockTypes = []reflect.Type{
 }
 
 // fieldDefaults are defaults of value types whose Go fields carry no tags
-// because their codec is custom (llama-index's ChatMessage).
+// because their codec is custom (llama-index's ChatMessage). An empty
+// string is a default_factory: optional, and no default in the schema.
 var fieldDefaults = map[reflect.Type]map[string]string{
-	typeMessage: {"role": `"user"`, "additional_kwargs": `{}`, "blocks": `[]`},
+	typeMessage: {"role": `"user"`, "additional_kwargs": "", "blocks": ""},
 }
 
 type generator struct {
@@ -413,8 +414,9 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 		if !ok || p == nil {
 			continue
 		}
+		factory := false
 		if d, ok := overrides[f.name]; ok && !f.tagged {
-			f.def, f.tagged = []byte(d), true
+			f.def, f.tagged, factory = []byte(d), true, d == ""
 		}
 		var def json.RawMessage
 		req, nullable := false, false
@@ -427,6 +429,7 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 			nullable = f.typ.Kind() == reflect.Pointer || f.typ.Kind() == reflect.Interface
 		case f.required:
 			req = true
+		case factory:
 		case f.def != nil:
 			def = f.def
 			nullable = f.typ.Kind() == reflect.Pointer || string(f.def) == "null"

@@ -2,6 +2,8 @@ package discovery_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -399,5 +401,31 @@ func TestSchemaAllRegisteredEvents(t *testing.T) {
 		if o["title"] != et.Name {
 			t.Errorf("%s: title %v", et.Name, o["title"])
 		}
+	}
+}
+
+// TestSchemaMatchesPydantic compares the schemas of core events with what
+// pydantic v2 writes for their Python twins (testdata/pydantic_models.py,
+// which regenerates the golden files).
+func TestSchemaMatchesPydantic(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[event.UserMessageEvent](),
+		reflect.TypeFor[event.ExceptionEvent](),
+		reflect.TypeFor[event.CronStartEvent](),
+	} {
+		t.Run(typ.Name(), func(t *testing.T) {
+			golden, err := os.ReadFile(filepath.Join("testdata", "pydantic_"+typ.Name()+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want obj
+			if err := json.Unmarshal(golden, &want); err != nil {
+				t.Fatal(err)
+			}
+			got := schemaOf(t, typ)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Schema(%s) differs from pydantic's (-pydantic +ours):\n%s", typ.Name(), diff)
+			}
+		})
 	}
 }
