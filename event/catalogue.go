@@ -292,11 +292,11 @@ type AgentInTheLoopExceptionEvent struct {
 
 // MemoryMetadata describes where a memory comes from.
 type MemoryMetadata struct {
-	UserID          string  `json:"user_id"`
-	AgentID         string  `json:"agent_id"`
-	ThreadID        string  `json:"thread_id"`
-	DisplayID       string  `json:"display_id"`
-	RunID           string  `json:"run_id"`
+	UserID          string  `json:"user_id" event:"alias=_user_id"`
+	AgentID         string  `json:"agent_id" event:"alias=_agent_id"`
+	ThreadID        string  `json:"thread_id" event:"alias=_thread_id"`
+	DisplayID       string  `json:"display_id" event:"alias=_display_id"`
+	RunID           string  `json:"run_id" event:"alias=_run_id"`
 	Type            string  `json:"type"`
 	TenantID        *string `json:"tenant_id"`
 	TenantNamespace *string `json:"tenant_namespace"`
@@ -305,7 +305,7 @@ type MemoryMetadata struct {
 // Memory is one stored memory.
 type Memory struct {
 	ID        string         `json:"id"`
-	OwnerID   string         `json:"owner_id"`
+	OwnerID   string         `json:"owner_id" event:"alias=user_id"`
 	Memory    string         `json:"memory"`
 	Score     *float64       `json:"score"`
 	CreatedAt string         `json:"created_at"`

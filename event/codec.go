@@ -37,6 +37,7 @@ type field struct {
 	required bool
 	def      []byte // default as JSON text, nil for none
 	omit     bool   // omitempty
+	aliases  []string
 }
 
 type structPlan struct {
@@ -616,6 +617,8 @@ func buildPlan(t reflect.Type) (*structPlan, error) {
 					f.required = true
 				case strings.HasPrefix(opt, "default="):
 					f.def = defaultJSON(strings.TrimPrefix(opt, "default="))
+				case strings.HasPrefix(opt, "alias="):
+					f.aliases = append(f.aliases, strings.TrimPrefix(opt, "alias="))
 				}
 			}
 			depthOf[name] = len(idx)
@@ -631,6 +634,13 @@ func buildPlan(t reflect.Type) (*structPlan, error) {
 	slices.SortStableFunc(p.fields, func(a, b field) int { return slices.Compare(a.index, b.index) })
 	for k, x := range p.fields {
 		p.byName[x.name] = k
+	}
+	for k, x := range p.fields {
+		for _, a := range x.aliases { // input-only names (pydantic aliases)
+			if _, taken := p.byName[a]; !taken {
+				p.byName[a] = k
+			}
+		}
 	}
 	if i, ok := p.byName["display_name"]; ok && p.fields[i].typ == reflect.TypeFor[*LocaleString]() {
 		p.displayName = i

@@ -345,3 +345,17 @@ func TestTypedNilNestedEvent(t *testing.T) {
 		t.Errorf("stop_event = %v, want null", got)
 	}
 }
+
+func TestInputAliases(t *testing.T) {
+	var m Memory
+	if err := UnmarshalValue([]byte(`{"id":"1","user_id":"u","memory":"likes tea","score":0.5,"metadata":{"_user_id":"u","run_id":"r"}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.OwnerID != "u" || m.Metadata.UserID != "u" || m.Metadata.RunID != "r" || *m.Score != 0.5 {
+		t.Errorf("memory = %+v", m)
+	}
+	out, _ := MarshalValue(m)
+	if !strings.Contains(string(out), `"owner_id": "u"`) || strings.Contains(string(out), `"user_id": "u", "memory"`) {
+		t.Errorf("output: %s", out)
+	}
+}
