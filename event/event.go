@@ -78,6 +78,7 @@ type DecodeError struct {
 	Err   error  // wraps ErrSyntax, ErrType, ...
 }
 
+// Error implements error: "event: decode <name>: field <path>: <reason>".
 func (e *DecodeError) Error() string {
 	ev := e.Event
 	if ev == "" {
@@ -89,6 +90,7 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("event: decode %s: field %s: %v", ev, e.Field, e.Err)
 }
 
+// Unwrap returns the cause, so errors.Is finds ErrSyntax, ErrType, ...
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // ValidationError reports why an event may not be produced (D13).
@@ -98,6 +100,7 @@ type ValidationError struct {
 	Hint  string // what is wrong and how to fix it
 }
 
+// Error implements error: "event: invalid <name>: field <field>: <hint>".
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("event: invalid %s: field %s: %s", e.Event, e.Field, e.Hint)
 }
