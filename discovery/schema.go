@@ -48,8 +48,9 @@ func Schema(t reflect.Type) (map[string]json.RawMessage, error) {
 // Discovery responses are read by every client of the bus, so secrets must
 // not leak through defaults: a field tagged `secret:"true"`, or whose JSON
 // name contains "password", "secret", "token" or "api_key"/"apikey", gets
-// no default and is marked as pydantic marks a SecretStr ("format":
-// "password", "writeOnly": true).
+// no default and is marked "writeOnly". (pydantic also writes "format":
+// "password" for a SecretStr, which some versions of the API's jambo
+// converter reject as an unknown format, so it is left out.)
 func ConfigSchema(defaults any) (map[string]json.RawMessage, error) {
 	if defaults == nil {
 		return map[string]json.RawMessage{}, nil
@@ -506,13 +507,8 @@ func isSecret(f fieldInfo) bool {
 	return false
 }
 
-// markSecret marks a string schema as pydantic marks a SecretStr.
-func markSecret(p *jsonschema.Schema) {
-	if p.Type == "string" {
-		p.Format = "password"
-		p.WriteOnly = true
-	}
-}
+// markSecret marks a secret's schema write-only.
+func markSecret(p *jsonschema.Schema) { p.WriteOnly = true }
 
 // pyTitle is pydantic's field title: name.title().replace('_', ' ').
 func pyTitle(name string) string {

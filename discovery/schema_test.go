@@ -336,7 +336,7 @@ func TestConfigSchema(t *testing.T) {
 		{"temperature", obj{"type": "number", "title": "Temperature", "default": 0.2}},
 		{"tools", obj{"type": "array", "title": "Tools", "default": []any{"search"}, "items": obj{"type": "string"}}},
 		{"api_key", func() obj {
-			o := nullable(obj{"type": "string", "format": "password", "writeOnly": true})
+			o := nullable(obj{"type": "string", "writeOnly": true})
 			o["title"] = "Api Key"
 			return o
 		}()},
@@ -378,8 +378,11 @@ func TestConfigSchemaKeepsSecretsOut(t *testing.T) {
 	s := decode(t, raw)
 	for _, name := range []string{"auth_token", "credential", "db_password"} {
 		p := prop(t, s, name)
-		if p["format"] != "password" || p["writeOnly"] != true {
-			t.Errorf("%s = %v, want a SecretStr-like schema", name, p)
+		if p["writeOnly"] != true {
+			t.Errorf("%s = %v, want a write-only schema", name, p)
+		}
+		if _, ok := p["default"]; ok {
+			t.Errorf("%s has a default", name)
 		}
 	}
 	if prop(t, s, "model")["default"] != "m" {
