@@ -390,6 +390,14 @@ func consumerNames(t testing.TB, c *natsbus.Bus, class string) []string {
 // has no notification for that, so it polls the consumer's state.
 func waitAcked(t testing.TB, js jetstream.JetStream, class string) {
 	t.Helper()
+	waitConsumer(t, js, class, "settled", func(i *jetstream.ConsumerInfo) bool {
+		return i.NumPending == 0 && i.NumAckPending == 0 && i.NumRedelivered == 0
+	})
+}
+
+// waitConsumer waits until the class's runner consumer satisfies cond.
+func waitConsumer(t testing.TB, js jetstream.JetStream, class, what string, cond func(*jetstream.ConsumerInfo) bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -403,13 +411,13 @@ func waitAcked(t testing.TB, js jetstream.JetStream, class string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+		if cond(info) {
 			return
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("consumer not settled: pending %d, ack pending %d, redelivered %d",
+			t.Fatalf("consumer not %s: pending %d, ack pending %d, redelivered %d", what,
 				info.NumPending, info.NumAckPending, info.NumRedelivered)
 		}
 	}

@@ -216,7 +216,8 @@ func WithMaxDeliver(n int) Option {
 }
 
 // WithReady calls f once the runner is connected, its stream and consumer
-// exist and it takes events. f must not block.
+// exist and it takes events, just before Runner.Ready is closed. f must not
+// block.
 func WithReady(f func(Info)) Option {
 	return func(o *options) error {
 		o.ready = f

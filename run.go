@@ -178,10 +178,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}
 
 	r.info.Store(&info)
-	close(r.ready)
 	if r.o.ready != nil {
 		r.o.ready(info)
 	}
+	close(r.ready)
 	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
 		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store)
 
@@ -329,9 +329,11 @@ type trackedDelivery struct {
 	settled atomic.Bool
 }
 
+// Ack is not cancelled by the shutdown deadline: the event was handled, and
+// acknowledging it spares a needless re-run.
 func (d *trackedDelivery) Ack(ctx context.Context) error {
 	d.settled.Store(true)
-	return d.Delivery.Ack(ctx)
+	return d.Delivery.Ack(context.WithoutCancel(ctx))
 }
 
 func (d *trackedDelivery) Nak(delay time.Duration) error {
