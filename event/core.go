@@ -110,3 +110,23 @@ func registerCore() {
 	MustRegister[HumanInTheLoopInputResponseEvent](WithParents(
 		"HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent"))
 }
+
+// ResponseText returns Response when it is a JSON string.
+func (e *HumanInTheLoopResponseEvent) ResponseText() (string, bool) {
+	var s string
+	if err := UnmarshalValue(e.Response, &s); err != nil || len(e.Response) == 0 || e.Response[0] != '"' {
+		return "", false
+	}
+	return s, true
+}
+
+// ResponseBool returns Response when it is a JSON boolean.
+func (e *HumanInTheLoopResponseEvent) ResponseBool() (bool, bool) {
+	switch string(e.Response) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -278,5 +279,40 @@ func TestLookups(t *testing.T) {
 	}
 	if Name(&BaseEvent{}) != "BaseEvent" || Name(&StopEvent{}) != "StopEvent" {
 		t.Error("Name of non-decoded events")
+	}
+}
+
+// TestEveryTypeRoundTrip encodes a zero value of every registered type and
+// decodes it back exactly, with a stable second encoding.
+func TestEveryTypeRoundTrip(t *testing.T) {
+	for _, typ := range Types() {
+		t.Run(typ.Name, func(t *testing.T) {
+			e := Stamp(reflect.New(typ.Go).Interface().(Event))
+			out := marshal(t, e)
+			back, err := Unmarshal(out)
+			if err != nil {
+				t.Fatalf("Unmarshal: %v\n%s", err, out)
+			}
+			if reflect.TypeOf(back).Elem() != typ.Go || IsFallback(back) {
+				t.Fatalf("decoded %T (fallback %v)", back, IsFallback(back))
+			}
+			if d := semDiff(t, out, marshal(t, back)); d != "" {
+				t.Errorf("second encoding differs:\n%s", d)
+			}
+		})
+	}
+}
+
+func TestHITLResponseValue(t *testing.T) {
+	r := &HumanInTheLoopResponseEvent{Response: json.RawMessage(`"yes"`)}
+	if s, ok := r.ResponseText(); !ok || s != "yes" {
+		t.Errorf("ResponseText = %q, %v", s, ok)
+	}
+	if _, ok := r.ResponseBool(); ok {
+		t.Error("a string read as a boolean")
+	}
+	r.Response = json.RawMessage(`true`)
+	if b, ok := r.ResponseBool(); !ok || !b {
+		t.Error("ResponseBool")
 	}
 }
