@@ -222,6 +222,18 @@ type regChild struct{ regOrphanParent }
 
 type regGeneric struct{ HumanInTheLoopResponseEvent }
 
+type regHidden struct{ Text string }
+
+type regWithHidden struct {
+	ControlEvent
+	regHidden
+}
+
+type regBadField struct {
+	ControlEvent
+	C chan int `json:"c"`
+}
+
 type regGenericChild struct{ regGeneric }
 
 func init() {
@@ -239,6 +251,19 @@ func TestRegisterErrors(t *testing.T) {
 	}
 	if err := Register[regChild](); err == nil || !strings.Contains(err.Error(), "not registered") {
 		t.Errorf("unregistered embedded parent: err = %v", err)
+	}
+	// Fields promoted from an unexported embedded struct are settable.
+	if _, ok := TypeFor[regWithHidden](); !ok {
+		if err := Register[regWithHidden](); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := decodeAs[regWithHidden](t, []byte(`{"_event_name":"regWithHidden","Text":"x"}`))
+	if h.Text != "x" {
+		t.Errorf("promoted field: %+v", h)
+	}
+	if err := Register[regBadField](); err == nil || !strings.Contains(err.Error(), "field c") {
+		t.Errorf("unsupported field type: err = %v", err)
 	}
 	defer func() {
 		if recover() == nil {
