@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -699,4 +700,17 @@ func registerCatalogue() {
 	MustRegister[HumanInTheLoopTimeoutEvent]()
 	MustRegister[AgentInTheLoopTimeoutEvent]()
 	MustRegister[BotInTheLoopTimeoutEvent]()
+}
+
+// BlockMessages decodes Blocks as lists of chat messages. Items that older
+// producers wrote as text (wire.md §1.3 item 14) are an error here; they
+// stay readable raw in Blocks.
+func (e *ComposeContextEvent) BlockMessages() ([][]ChatMessage, error) {
+	out := make([][]ChatMessage, len(e.Blocks))
+	for i, raw := range e.Blocks {
+		if err := UnmarshalValue(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("event: ComposeContextEvent.blocks[%d]: %w", i, err)
+		}
+	}
+	return out, nil
 }

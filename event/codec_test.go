@@ -359,3 +359,18 @@ func TestInputAliases(t *testing.T) {
 		t.Errorf("output: %s", out)
 	}
 }
+
+func TestComposeContextBlocks(t *testing.T) {
+	e := decodeAs[ComposeContextEvent](t, []byte(`{"_event_name":"ComposeContextEvent","history":[],"blocks":[[{"role":"user","content":"a"}],"[ChatMessage(role=...)]"]}`))
+	if len(e.Blocks) != 2 || string(e.Blocks[1]) != `"[ChatMessage(role=...)]"` {
+		t.Fatalf("blocks = %q", e.Blocks)
+	}
+	if _, err := e.BlockMessages(); err == nil {
+		t.Error("a text block decoded as messages")
+	}
+	e.Blocks = e.Blocks[:1]
+	m, err := e.BlockMessages()
+	if err != nil || m[0][0].Content() != "a" {
+		t.Errorf("BlockMessages = %v, %v", m, err)
+	}
+}
