@@ -62,3 +62,29 @@ func FuzzDecodeAs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChatMessage: value decoding of chat messages (legacy content,
+// unknown blocks, bytes) never panics and re-encodes stably.
+func FuzzChatMessage(f *testing.F) {
+	f.Add([]byte(`{"role": "user", "content": "Hello"}`))
+	f.Add([]byte(`{"role":"user","blocks":[{"block_type":"image","image":"b'QUJD'"},{"block_type":"x","y":[1]}]}`))
+	f.Add([]byte(`{"role":"user","blocks":[{"block_type":"audio","audio":[true,false],"format":"wav"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m ChatMessage
+		if err := UnmarshalValue(data, &m); err != nil {
+			return
+		}
+		out, err := MarshalValue(&m)
+		if err != nil {
+			t.Fatalf("MarshalValue: %v", err)
+		}
+		var m2 ChatMessage
+		if err := UnmarshalValue(out, &m2); err != nil {
+			t.Fatalf("UnmarshalValue of our own output: %v\n%s", err, out)
+		}
+		out2, _ := MarshalValue(&m2)
+		if d := semDiff(t, out, out2); d != "" {
+			t.Fatalf("second round trip differs:\n%s", d)
+		}
+	})
+}

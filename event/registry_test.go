@@ -341,3 +341,25 @@ func TestHITLResponseValue(t *testing.T) {
 		t.Error("ResponseBool")
 	}
 }
+
+// Every display and work event has default texts in the four locales.
+func TestDisplayDefaults(t *testing.T) {
+	for _, typ := range Types() {
+		isDisplay := typ.IsA("DisplayEvent") && typ.plan.displayName >= 0
+		name, desc, ok := typ.DisplayDefaults()
+		switch {
+		case typ.Name == "WorkRequestEvent" || typ.IsA("WorkRequestEvent"):
+			if ok {
+				t.Errorf("%s fills display texts; the reference does not", typ.Name)
+			}
+		case isDisplay || typ.IsA("WorkEvent"):
+			if !ok || name.De == "" || name.En == "" || name.Fr == "" || name.It == "" || desc.En == "" {
+				t.Errorf("%s: defaults %+v / %+v", typ.Name, name, desc)
+			}
+		default:
+			if ok {
+				t.Errorf("%s is not a display event but has default texts", typ.Name)
+			}
+		}
+	}
+}
