@@ -299,3 +299,30 @@ func TestHandleEventsSettles(t *testing.T) {
 		t.Fatalf("flaky event handled %d times after the backoff, want %d", c, n+1)
 	}
 }
+
+func FuzzReplyError(f *testing.F) {
+	f.Add([]byte(`{"error":"boom","error_type":"ValueError"}`))
+	f.Add([]byte(`{"found":true,"error":null}`))
+	f.Add([]byte(`{"error":1,"error_type":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := bus.ReplyError("s", &bus.Msg{Data: data})
+		var re *bus.RemoteError
+		if err != nil && (!errors.As(err, &re) || re.Message == "") {
+			t.Fatalf("ReplyError(%q) = %v", data, err)
+		}
+	})
+}
+
+func FuzzValidateSubject(f *testing.F) {
+	f.Add("agent.X.*.*.*.*.control_event.*.*")
+	f.Add("a..b")
+	f.Fuzz(func(t *testing.T, s string) {
+		err := bus.ValidateSubject(s)
+		if err != nil && !errors.Is(err, bus.ErrInvalidSubject) {
+			t.Fatalf("ValidateSubject(%q) = %v, not ErrInvalidSubject", s, err)
+		}
+		if err == nil && (s == "" || strings.Contains(s, "..") || strings.ContainsAny(s, " \t\r\n")) {
+			t.Fatalf("ValidateSubject(%q) accepted", s)
+		}
+	})
+}

@@ -96,7 +96,7 @@ func (c *counter) wait(b *testing.B) {
 // batch bounds core messages in flight, so that a subscriber never becomes
 // a slow consumer: after each batch the publisher waits until the one
 // before it was received. Both variants use the same bound.
-const batch = 1024
+const batch = 8192
 
 func (c *counter) pace(sent int) {
 	if sent%batch != 0 {
