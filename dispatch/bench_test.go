@@ -147,3 +147,57 @@ func BenchmarkFanInList(b *testing.B) {
 		})
 	}
 }
+
+// discardBus is a transport that accepts every publish and stores nothing:
+// it isolates the engine's own cost from the bus and the decoder in
+// BenchmarkEngineLinearRun. (Tests use the real in-memory bus.)
+type discardBus struct {
+	bus.Bus // nil: the engine uses only the methods below
+	seq     uint64
+}
+
+func (d *discardBus) Publish(context.Context, *bus.Msg) error { return nil }
+func (d *discardBus) PublishStream(context.Context, *bus.Msg, string) (bus.PubAck, error) {
+	d.seq++
+	return bus.PubAck{Stream: "s", Seq: d.seq}, nil
+}
+func (d *discardBus) NextMsg(context.Context, string, string, uint64) (*bus.StoredMsg, error) {
+	return nil, bus.ErrNotFound
+}
+
+// BenchmarkEngineLinearRun: the same 3-step run fed straight into
+// Engine.Process (events as values, consecutive sequences), publishing into a
+// bus that drops everything: the engine's own cost per step (history,
+// binding, claims, ids, step calls, output encoding, teardown), without
+// transport and decoding.
+func BenchmarkEngineLinearRun(b *testing.B) {
+	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*In, error) { return &In{}, nil }, step.Name("s1"))
+	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
+	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+	w, err := step.NewWorkflow("BenchEngine", s1, s2, s3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := &discardBus{}
+	eng, err := dispatch.New(w, db, dispatch.NewMemoryStore(), dispatch.Sequential(),
+		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var seq uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		run := event.NewID()
+		t := topic.Agent{Class: "BenchEngine", ID: "bench", Thread: run, Display: run, Run: run, Type: topic.Control}
+		for _, ev := range []event.Event{&event.StartEvent{}, &In{}, &Out{}, &event.StopEvent{}} {
+			event.Stamp(ev)
+			seq++
+			t.Name, t.EventID = event.Name(ev), ev.EventBase().EventID
+			if err := eng.Process(ctx, t, ev, seq); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportPerStep(b, 3)
+}

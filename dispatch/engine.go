@@ -53,6 +53,7 @@ type Engine struct {
 	sequential bool
 	config     ConfigResolver
 	observer   Observer
+	observed   bool // an Observer was given: collect what it is told
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
 	beats      beats
@@ -138,6 +139,8 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	e.beats.every = e.heartbeat
 	if e.observer == nil {
 		e.observer = nopObserver{}
+	} else {
+		e.observed = true
 	}
 	return e, nil
 }

@@ -97,7 +97,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// (R5, §5). All candidates are judged before any runs.
 	ready := plans[:0]
 	for _, p := range plans {
-		p.sc = e.newStepContext(sctx, r, t, ev, p.step.Name(), &p.b, cfg)
+		p.scv = stepContext{Context: sctx, e: e, r: r, t: t, run: runOf(t, ev), step: p.step.Name(), b: &p.b, cfg: cfg}
+		p.sc = &p.scv
 		ok, err := e.ready(ctx, run, p)
 		if err != nil {
 			return err
@@ -210,17 +211,16 @@ func (e *Engine) seedRunContext(ctx context.Context, run RunKey, ev event.Event,
 	if err != nil {
 		return fmt.Errorf("dispatch: encode start event: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return fmt.Errorf("dispatch: decode start event fields: %w", err)
-	}
-	for k, v := range fields {
+	if err := eachMember(data, func(k string, v []byte) error {
 		if strings.HasPrefix(k, "_") || k == "event_id" || k == "created_at" {
-			continue
+			return nil
 		}
 		if err := e.store.Set(ctx, sc, k, v); err != nil {
 			return fmt.Errorf("dispatch: store start field %q: %w", k, err)
 		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("dispatch: seed run context: %w", err)
 	}
 	return nil
 }
@@ -238,6 +238,7 @@ type plan struct {
 	inputs  []string // bound ids in parameter order
 	b       binding
 	sc      *stepContext
+	scv     stepContext
 
 	argBuf [4][]event.Event
 	oneBuf [4]event.Event
@@ -363,10 +364,6 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	return false, nil
 }
 
-func (e *Engine) newStepContext(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, name string, b *binding, cfg any) *stepContext {
-	return &stepContext{Context: ctx, e: e, r: r, t: t, run: runOf(t, trigger), step: name, b: b, cfg: cfg}
-}
-
 // execute claims and runs one ready step, publishes its outputs in order and
 // records the outcome (D1, D2).
 func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
@@ -420,7 +417,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		if err != nil {
 			return err
 		}
-		if ok {
+		if ok && e.observed {
 			x.Outputs = append(x.Outputs, b.EventID)
 		}
 	}
