@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/examples/internal/exectest"
+)
+
+// The example is built once and run as a process, as a user runs it.
+func TestChatExample(t *testing.T) {
+	bin := exectest.Build(t)
+
+	t.Run("demo", func(t *testing.T) {
+		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env())
+		if err != nil {
+			t.Fatalf("exit: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+		}
+		for _, want := range []string{
+			"display UserMessageEvent", "control UserMessageEvent",
+			"display ChunkEvent", "control LLMStopEvent", "display LLMStopEvent",
+			".display_event.ChunkEvent.", "answer (LLMStopEvent): I am ChatAgent",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("ask", func(t *testing.T) {
+		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env(), "-ask", "Why is the sky blue?")
+		if err != nil {
+			t.Fatalf("exit: %v\n%s\n%s", err, out, stderr)
+		}
+		if !strings.Contains(out, `answer (LLMStopEvent): You asked: "Why is the sky blue?"`) {
+			t.Errorf("output:\n%s", out)
+		}
+	})
+
+	t.Run("openai-compatible model", func(t *testing.T) {
+		// A stand-in for an OpenAI-compatible server: it streams two chunks.
+		var gotModel string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/chat/completions" {
+				http.NotFound(w, r)
+				return
+			}
+			body, _ := bufio.NewReader(r.Body).ReadString(0)
+			gotModel = body
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, piece := range []string{"Rayleigh ", "scattering."} {
+				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", piece)
+			}
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}))
+		defer srv.Close()
+		out, stderr, err := exectest.Run(t, bin, time.Minute,
+			exectest.Env("OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=k", "OPENAI_MODEL=tiny-model"), "-ask", "Why?")
+		if err != nil {
+			t.Fatalf("exit: %v\n%s\n%s", err, out, stderr)
+		}
+		if !strings.Contains(out, "answer (LLMStopEvent): Rayleigh scattering.") || !strings.Contains(out, `"Rayleigh "`) {
+			t.Errorf("output:\n%s", out)
+		}
+		if !strings.Contains(gotModel, `"tiny-model"`) || !strings.Contains(gotModel, `"Why?"`) {
+			t.Errorf("request to the model: %s", gotModel)
+		}
+	})
+
+	t.Run("serve", func(t *testing.T) {
+		p := exectest.Start(t, bin, exectest.Env(), "-serve", "127.0.0.1:0")
+		line := p.WaitLine(t, "gateway listening on ", time.Minute)
+		base := strings.Fields(strings.TrimPrefix(line, "gateway listening on "))[0]
+		// Any instance id is served.
+		resp, err := http.Post(base+"/api/v1/acme/agents/classes/ChatAgent/instances/some-profile/UserMessageEvent/stream",
+			"application/json", strings.NewReader(`{"messages":[{"role":"user","content":"Hello"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		var datas []string
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				datas = append(datas, d)
+			}
+		}
+		resp.Body.Close()
+		if len(datas) < 3 || datas[len(datas)-1] != "[DONE]" || !strings.Contains(datas[len(datas)-2], `"_event_name": "LLMStopEvent"`) && !strings.Contains(datas[len(datas)-2], `"_event_name":"LLMStopEvent"`) {
+			t.Fatalf("stream: %q", datas)
+		}
+		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Wait(t, time.Minute); err != nil {
+			t.Fatalf("exit after SIGTERM: %v\nstderr:\n%s", err, p.Stderr())
+		}
+	})
+}
