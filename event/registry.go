@@ -263,6 +263,9 @@ func Lookup(name string) (*Type, bool) {
 
 // TypeOf returns the registered type of an event value (by its Go type).
 func TypeOf(e Event) (*Type, bool) {
+	if e == nil {
+		return nil, false
+	}
 	t, ok := reg.Load().byGo[reflect.TypeOf(e).Elem()]
 	return t, ok
 }

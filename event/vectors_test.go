@@ -637,11 +637,6 @@ func checkDocChunk(t *testing.T, data []byte) {
 func checkLastResort(t *testing.T, data []byte, name string) *BaseEvent {
 	t.Helper()
 	e := decodeAs[BaseEvent](t, data)
-	var wantParents []string
-	if strings.Contains(string(data), keyParents) {
-		wantParents = []string{}
-	}
-	_ = wantParents
 	wantFallback(t, e, name, []string{})
 	for _, p := range []func(Event) bool{IsControl, IsDisplay, IsStart, IsStop, IsChunk, IsException, IsHITLRequest} {
 		if p(e) {

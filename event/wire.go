@@ -45,6 +45,9 @@ func Marshal(e Event) ([]byte, error) {
 
 // MarshalTo is Marshal appending to dst, for callers that reuse buffers.
 func MarshalTo(dst []byte, e Event) ([]byte, error) {
+	if e == nil {
+		return dst, fmt.Errorf("event: marshal nil event: %w", ErrInvalid)
+	}
 	enc := encoder{buf: dst}
 	if err := enc.event(e); err != nil {
 		return dst, err
