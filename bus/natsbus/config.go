@@ -53,6 +53,9 @@ func (r Retry) orDefault() Retry {
 	return r
 }
 
+// DefaultPullMaxMessages is the default Config.PullMaxMessages.
+const DefaultPullMaxMessages = 128
+
 // DefaultMaxPending bounds unacknowledged async stream publishes, as the
 // reference's runner does (publish_async_max_pending).
 const DefaultMaxPending = 10000
@@ -75,6 +78,10 @@ type Config struct {
 	Retry Retry
 	// MaxPending bounds unacked async stream publishes (0: DefaultMaxPending).
 	MaxPending int
+	// PullMaxMessages is how many messages a Consume call keeps buffered
+	// ahead of its handler (0: DefaultPullMaxMessages). Buffered messages'
+	// AckWait is already running, so keep it small when handlers are slow.
+	PullMaxMessages int
 	// DeadLetters says where Delivery.DeadLetter republishes (zero:
 	// bus.DefaultDeadLetters).
 	DeadLetters bus.DeadLetters

@@ -14,7 +14,9 @@
 // instant) that every Consume call with the same durable shares, so
 // replicas split its messages like a queue group. It is created if absent
 // and updated if its AckWait, MaxDeliver, MaxAckPending or filter drifted.
-// NextMsg sends one $JS.API.STREAM.MSG.GET request with next_by_subj.
+// Each Consume call keeps up to Config.PullMaxMessages (128) messages
+// buffered ahead of its handler. NextMsg sends one
+// $JS.API.STREAM.MSG.GET request with next_by_subj.
 //
 // Connection settings for real deployments come from the environment
 // (ConfigFromEnv): NATS_URL (or NATS_ENDPOINT), NATS_TOKEN, NATS_CREDS (a

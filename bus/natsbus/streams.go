@@ -269,7 +269,11 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 		}
 		h(b.delivery(m))
 	}
-	c.cc, err = jc.Consume(cb, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	pull := b.cfg.PullMaxMessages
+	if pull <= 0 {
+		pull = DefaultPullMaxMessages
+	}
+	c.cc, err = jc.Consume(cb, jetstream.PullMaxMessages(pull), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		b.log.Warn("bus: consumer error", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
 	}))
 	if err != nil {
@@ -429,6 +433,11 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 	}
 	letter, id := dl.Letter(d.msg, d.meta().Stream, d.Seq(), d.NumDelivered(), reason)
 	if _, err := b.PublishStream(ctx, letter, id); err != nil {
+		if errors.Is(err, bus.ErrNoResponders) { // the stream went away: ensure it next time
+			b.mu.Lock()
+			b.dlReady = false
+			b.mu.Unlock()
+		}
 		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
 	}
 	b.log.Warn("bus: message dead-lettered", "stream", d.meta().Stream, "seq", d.Seq(),
