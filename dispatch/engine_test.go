@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -320,5 +321,40 @@ func TestHITLRequestTopicIsCompleted(t *testing.T) {
 	agenttest.Equal(t, streamCount(t, h, res, "HumanInTheLoopInputRequestEvent"), 1)
 	if res.Terminal() != nil {
 		t.Fatalf("the run ended (%s) instead of waiting for the answer", event.Name(res.Terminal()))
+	}
+}
+
+type failingResolver struct{ resolveErr, decodeErr error }
+
+func (r failingResolver) Resolve(context.Context, step.Run) (json.RawMessage, error) {
+	return json.RawMessage(`{"secret":"v"}`), r.resolveErr
+}
+func (r failingResolver) Decode(json.RawMessage) (any, error) { return nil, r.decodeErr }
+
+// A configuration that cannot be fetched or is invalid ends the run with an
+// ExceptionEvent carrying the resolver's message, before any step runs.
+func TestConfigFailuresEndTheRun(t *testing.T) {
+	for name, r := range map[string]failingResolver{
+		"resolve": {resolveErr: errors.New("profile service down")},
+		"decode":  {decodeErr: errors.New("configuration is invalid: field n")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ran := false
+			s := step.New(func(ctx step.Context, q *event.StartEvent) (*Out, error) { ran = true; return &Out{}, nil }, step.Name("s"))
+			h := agenttest.New(t, partial(t, "BadConfig", s), agenttest.WithEngineOptions(dispatch.WithConfig(r)))
+			res := h.Start(&event.StartEvent{})
+			exc, ok := res.Terminal().(*event.ExceptionEvent)
+			want := r.resolveErr
+			if want == nil {
+				want = r.decodeErr
+			}
+			if !ok || exc.Message != want.Error() {
+				t.Fatalf("terminal = %#v, want an ExceptionEvent %q", res.Terminal(), want)
+			}
+			if ran {
+				t.Fatal("a step ran without a configuration")
+			}
+			agenttest.Equal(t, res.Ended(), dispatch.Crashed)
+		})
 	}
 }

@@ -204,8 +204,16 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 // stream sequence for history loading.
 func (e *Engine) seedRunContext(ctx context.Context, run RunKey, ev event.Event, seq uint64) error {
 	sc := run.RunContext()
-	if err := e.store.Set(ctx, sc, KeyStartSeq, strconv.AppendUint(nil, seq, 10)); err != nil {
-		return fmt.Errorf("dispatch: store start sequence: %w", err)
+	// Keep the earliest start: a second StartEvent in the run must not hide
+	// the history before it.
+	raw, ok, err := e.store.Get(ctx, sc, KeyStartSeq)
+	if err != nil {
+		return fmt.Errorf("dispatch: read start sequence: %w", err)
+	}
+	if prev, perr := parseUint(raw); !ok || perr != nil || prev > seq {
+		if err := e.store.Set(ctx, sc, KeyStartSeq, strconv.AppendUint(nil, seq, 10)); err != nil {
+			return fmt.Errorf("dispatch: store start sequence: %w", err)
+		}
 	}
 	data, err := event.Marshal(ev)
 	if err != nil {

@@ -1,0 +1,83 @@
+package dispatch_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// dispatch.md §2 steps 4, 5, 7: the configuration, the X-AIHub headers and
+// every public field of the start event land in the run context.
+func TestStartSeedsRunContext(t *testing.T) {
+	var seen map[string]json.RawMessage
+	s := step.New(func(ctx step.Context, q *Question) (*Retrieved, error) {
+		seen = map[string]json.RawMessage{}
+		keys, err := ctx.RunState().Keys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			var v json.RawMessage
+			if _, err := ctx.RunState().Get(ctx, k, &v); err != nil {
+				return nil, err
+			}
+			seen[k] = v
+		}
+		return &Retrieved{}, nil
+	}, step.Name("s"))
+	w, err := step.NewPartialWorkflow("Seed", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	b := memory.New(memory.Options{Manual: true})
+	defer b.Close()
+	if err := b.EnsureStream(ctx, bus.AgentStream("Seed")); err != nil {
+		t.Fatal(err)
+	}
+	store := dispatch.NewMemoryStore()
+	eng, err := dispatch.New(w, b, store, dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Consume(ctx, bus.RunnerConsumer("Seed"), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
+		t.Fatal(err)
+	}
+	q := event.Stamp(&Question{Text: "hello"})
+	run := event.NewID()
+	h := bus.Header{}
+	h.Set("X-AIHub-User-Token", "tok")
+	h.Set("Other", "x")
+	if _, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "Seed", ID: "a", Thread: run, Display: run, Run: run}, q, h); err != nil {
+		t.Fatal(err)
+	}
+	b.DeliverAll(ctx)
+
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{dispatch.KeyAgentConfig, dispatch.KeyAIHubHeaders, dispatch.KeyStartSeq, "display_description", "display_name", "text"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("run context keys %q, want %q", keys, want)
+	}
+	if string(seen["text"]) != `"hello"` {
+		t.Fatalf("text = %s, want \"hello\"", seen["text"])
+	}
+	var hdr map[string]string
+	if err := json.Unmarshal(seen[dispatch.KeyAIHubHeaders], &hdr); err != nil || hdr["x-aihub-user-token"] != "tok" || len(hdr) != 1 {
+		t.Fatalf("_aihub_headers = %s, %v; want only x-aihub-user-token", seen[dispatch.KeyAIHubHeaders], err)
+	}
+	if string(seen[dispatch.KeyAgentConfig]) != `{}` {
+		t.Fatalf("_agent_config = %s, want {} from the default resolver", seen[dispatch.KeyAgentConfig])
+	}
+}
