@@ -127,6 +127,19 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	return h
 }
 
+// NewStep returns a harness for a single step: a partial workflow of class
+// "StepTest" holding only s (step.NewPartialWorkflow), for testing one step
+// by sending it its inputs with Start and Send. It fails the test if the
+// step is not valid.
+func NewStep(t testing.TB, s *step.Step, opts ...Option) *Harness {
+	t.Helper()
+	w, err := step.NewPartialWorkflow("StepTest", s)
+	if err != nil {
+		t.Fatalf("agenttest.NewStep: %v", err)
+	}
+	return New(t, w, opts...)
+}
+
 // Engine returns the harness's engine.
 func (h *Harness) Engine() *dispatch.Engine { return h.engine }
 

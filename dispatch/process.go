@@ -166,6 +166,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
 						"run_id", t.Run, "event", event.Name(ev))
 					r.terminate()
+					e.cache.evict(run) // do not keep a history for a dead run
 					return nil, false, nil
 				}
 				subject, _ := t.Subject()
