@@ -206,8 +206,12 @@ type Drop struct {
 // Observer is told what the engine did. Calls may come from several
 // goroutines at once unless the engine is Sequential.
 type Observer interface {
+	// Executed is called after each step execution (or failed
+	// precondition), once its outputs are published.
 	Executed(Execution)
+	// TornDown is called for each delivery of a terminal event.
 	TornDown(Teardown)
+	// Dropped is called for each output refused under D4.
 	Dropped(Drop)
 }
 
