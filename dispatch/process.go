@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
@@ -564,7 +563,7 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	if err := e.store.DeleteRun(ctx, run); err != nil {
 		return fmt.Errorf("dispatch: delete run state: %w", err)
 	}
-	if _, _, err := e.store.SetMarker(ctx, run, MarkerCleaned, strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+	if _, _, err := e.store.SetMarker(ctx, run, MarkerCleaned, strconv.FormatInt(e.now().Unix(), 10)); err != nil {
 		return fmt.Errorf("dispatch: set cleaned marker: %w", err)
 	}
 	e.cache.evict(run)
