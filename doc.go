@@ -10,6 +10,22 @@
 // interrupted steps run again after a crash, and outputs carry deterministic
 // ids so duplicates are absorbed.
 //
+// An agent is a value whose Steps method lists its steps; Run serves it
+// until the context is cancelled:
+//
+//	func (a *ChatAgent) Steps() []*step.Step { return []*step.Step{step.New(a.Answer)} }
+//
+//	func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.LLMStopEvent, error)
+//
+//	err := agent.Run(ctx, &ChatAgent{})
+//
+// Run needs no configuration: it starts an embedded nats-server and keeps
+// run state in JetStream KV. The environment joins real servers instead:
+// NATS_URL (or the reference's NATS_ENDPOINT) with NATS_TOKEN, NATS_CREDS,
+// NATS_NKEY_SEED, NATS_TLS_CERT, NATS_TLS_KEY and NATS_TLS_CA (see
+// bus/natsbus); REDIS_URL keeps run state in Redis. Options (WithNATS,
+// WithRedis, WithBus, WithStore, ...) take precedence over the environment.
+//
 // The packages, from the bottom up:
 //
 //   - event: the event model, the registry, the JSON codec and the core event
@@ -19,5 +35,12 @@
 //     (and an in-memory bus with the same semantics for tests).
 //   - step: declaring steps and validating a workflow.
 //   - dispatch: the engine that turns control events into step executions.
+//   - config: an instance's configuration, fetched by RPC and merged over
+//     the agent's typed defaults.
+//   - discovery: answering the gateway's class discovery.
+//   - gateway: an HTTP gateway that turns REST and OpenAI-style requests
+//     into events and streams the answers back.
 //   - agenttest: a test harness for steps and agents, like net/http/httptest.
+//
+// Runnable agents are in examples/.
 package agent
