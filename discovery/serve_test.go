@@ -213,11 +213,17 @@ func TestServeIgnoresOtherClasses(t *testing.T) {
 		}
 		defer r.Stop()
 		other := gw.ask("SomeOtherClass")
+		// A subject the pattern matches but the grammar rejects (the
+		// fourth token must be "*") is skipped, not answered.
+		bad := event.NewID()
+		if err := b.Publish(t.Context(), &bus.Msg{Subject: "class_discovery.agent." + wf.Class() + ".x.request." + bad, Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
 		mine := gw.ask(wf.Class())
-		// The responder handles requests in order, so had it answered the
-		// first request, that answer would have come first.
-		if m := gw.next(other, mine); !strings.HasSuffix(m.Subject, mine) {
-			t.Fatalf("answered a request for another class: %s", m.Subject)
+		// The responder handles requests in order, so had it answered an
+		// earlier request, that answer would have come first.
+		if m := gw.next(other, bad, mine); !strings.HasSuffix(m.Subject, mine) {
+			t.Fatalf("answered a request it should have skipped: %s", m.Subject)
 		}
 	})
 }
