@@ -339,7 +339,6 @@ func count(evs []event.Event, name string) int {
 // with a ChunkEvent streamed by the first step.
 type linear struct {
 	class string
-	cfg   any
 }
 
 func (l *linear) Class() string { return l.class }

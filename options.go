@@ -41,6 +41,7 @@ type options struct {
 	ackWait         time.Duration
 	maxDeliver      int
 	ready           func(Info)
+	cacheSize       int
 }
 
 func defaultOptions() options {
@@ -221,6 +222,20 @@ func WithMaxDeliver(n int) Option {
 func WithReady(f func(Info)) Option {
 	return func(o *options) error {
 		o.ready = f
+		return nil
+	}
+}
+
+// WithCacheSize bounds how many runs' histories the runner keeps in memory
+// (default 10,000). A run whose history was evicted is reloaded from the
+// stream when its next event arrives (D7), so the bound trades memory for
+// a read per event of a long-paused run.
+func WithCacheSize(runs int) Option {
+	return func(o *options) error {
+		if runs <= 0 {
+			return fmt.Errorf("agent: WithCacheSize: %d is not positive", runs)
+		}
+		o.cacheSize = runs
 		return nil
 	}
 }

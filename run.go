@@ -364,12 +364,16 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	eng, err := dispatch.New(r.workflow, b, s,
+	opts := []dispatch.Option{
 		dispatch.WithLogger(r.log),
 		dispatch.WithConfig(r.cfg),
-		dispatch.WithHeartbeat(r.o.ackWait/3),
+		dispatch.WithHeartbeat(r.o.ackWait / 3),
 		dispatch.WithTracer(tp.Tracer(tracerName)),
-	)
+	}
+	if r.o.cacheSize > 0 {
+		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
+	}
+	eng, err := dispatch.New(r.workflow, b, s, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

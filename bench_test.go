@@ -1,0 +1,439 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	agent "github.com/saap-go/agent"
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/crashtest"
+	"github.com/saap-go/agent/internal/natsserver"
+	"github.com/saap-go/agent/topic"
+)
+
+// The runtime benchmarks (BENCHMARKS.md, "runtime: agent.Run over
+// JetStream"). Each reports its figure next to a baseline measured in the
+// same run.
+//
+//	go test -run '^$' -bench 'Runtime' -benchtime 2000x .
+
+// benchServer starts an embedded server with file storage.
+func benchServer(b *testing.B) *natsserver.Server {
+	b.Helper()
+	s, err := natsserver.Start(natsserver.Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Shutdown)
+	return s
+}
+
+// stops delivers the run ids of StopEvents seen on core NATS.
+func stops(b *testing.B, c bus.Bus, class string) <-chan string {
+	ch := make(chan string, 1024)
+	sub, err := c.Subscribe(context.Background(), "agent."+class+".*.*.*.*.display_event.StopEvent.*", "", func(m *bus.Msg) {
+		tp, err := topic.ParseAgent(m.Subject)
+		if err == nil {
+			ch <- tp.Run
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sub.Unsubscribe() })
+	return ch
+}
+
+func silent() agent.Option {
+	return agent.WithLogger(slog.New(slog.DiscardHandler))
+}
+
+// BenchmarkRuntimeLinearRun is a 3-step run (UserMessage → Asked →
+// Answered → Stop) through agent.Run over embedded JetStream with file
+// storage, one run at a time, with the default JetStream KV store and, to
+// separate the store's share, the in-memory store. ns/step is the figure;
+// see BenchmarkRuntimeRawLoop for the baseline.
+func BenchmarkRuntimeLinearRun(b *testing.B) {
+	b.Run("store=kv", func(b *testing.B) { benchLinear(b, nil) })
+	b.Run("store=memory", func(b *testing.B) { benchLinear(b, dispatch.NewMemoryStore()) })
+}
+
+func benchLinear(b *testing.B, store dispatch.Store) {
+	s := benchServer(b)
+	c := client(b, s.URL())
+	class := uniqueClass("Bench")
+	done := stops(b, c, class)
+	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
+	if store != nil {
+		opts = append(opts, agent.WithStore(store))
+	}
+	startRunner(b, &linear{class: class}, opts...)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		run := newRun(class, "b")
+		if err := publishErr(ctx, c, run, userMessage("hi"), nil); err != nil {
+			b.Fatal(err)
+		}
+		for id := range done {
+			if id == run.Run {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
+}
+
+// BenchmarkRuntimeRawLoop is the baseline: raw nats.go doing the same
+// JetStream round trips per step as the runtime does at least: a durable
+// pull consumer receives a message, the handler publishes the next one to
+// the stream and waits for its PubAck, then acks; three hops per run.
+func BenchmarkRuntimeRawLoop(b *testing.B) {
+	s := benchServer(b)
+	nc, err := nats.Connect(s.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage, Duplicates: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw_runner", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{}, 1)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		hop := m.Headers().Get("hop")
+		switch hop {
+		case "0", "1", "2":
+			next := nats.NewMsg("raw.step")
+			next.Header.Set("hop", string(rune(hop[0]+1)))
+			next.Data = m.Data()
+			if _, err := js.PublishMsg(ctx, next, jetstream.WithMsgID(nats.NewInbox())); err != nil {
+				b.Error(err)
+			}
+			_ = m.Ack()
+		default:
+			_ = m.Ack()
+			done <- struct{}{}
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
+	b.ResetTimer()
+	for b.Loop() {
+		m := nats.NewMsg("raw.start")
+		m.Header.Set("hop", "0")
+		m.Data = payload
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(nats.NewInbox())); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
+}
+
+// BenchmarkRuntimeFirstChunk measures the latency from publishing a
+// UserMessageEvent to the first ChunkEvent on a core subscriber, one run at
+// a time, and reports p50 and p99 (run with -benchtime 1000x or more).
+func BenchmarkRuntimeFirstChunk(b *testing.B) {
+	s := benchServer(b)
+	c := client(b, s.URL())
+	class := uniqueClass("Chunk")
+	chunks := make(chan string, 1024)
+	sub, err := c.Subscribe(context.Background(), "agent."+class+".*.*.*.*.display_event.ChunkEvent.*", "", func(m *bus.Msg) {
+		tp, _ := topic.ParseAgent(m.Subject)
+		chunks <- tp.Run
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	startRunner(b, &linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent())
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		run := newRun(class, "b")
+		t0 := time.Now()
+		if err := publishErr(ctx, c, run, userMessage("hi"), nil); err != nil {
+			b.Fatal(err)
+		}
+		for id := range chunks {
+			if id == run.Run {
+				break
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkRuntimeFirstChunkRawFloor is the floor for the latency above:
+// a JetStream publish consumed by a durable whose handler publishes one core
+// message that a subscriber receives.
+func BenchmarkRuntimeFirstChunkRawFloor(b *testing.B) {
+	s := benchServer(b)
+	nc, err := nats.Connect(s.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "rawc", Subjects: []string{"rawc.>"}, Storage: jetstream.FileStorage})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "rawc", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		_ = nc.Publish("chunk.out", m.Data())
+		_ = m.Ack()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+	got := make(chan struct{}, 1)
+	sub, err := nc.Subscribe("chunk.out", func(*nats.Msg) { got <- struct{}{} })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	_ = nc.Flush()
+	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := js.Publish(ctx, "rawc.in", payload); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	p := func(q float64) float64 {
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(0.50), "p50-ms")
+	b.ReportMetric(p(0.99), "p99-ms")
+}
+
+// BenchmarkRuntimeRestart measures a restart: New, Run until Ready, and one
+// new run to its StopEvent, on a stream that holds 100,000 events of
+// completed runs (the runner consumer's ack floor past them, as after the
+// runner handled them) against an empty stream.
+func BenchmarkRuntimeRestart(b *testing.B) {
+	for _, n := range []int{0, 100_000} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			s := benchServer(b)
+			c := client(b, s.URL())
+			class := uniqueClass("Restart")
+			ctx := context.Background()
+			if err := c.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
+				b.Fatal(err)
+			}
+			if n > 0 {
+				fillCompletedRuns(b, c, class, n)
+			}
+			done := stops(b, c, class)
+			b.ResetTimer()
+			for b.Loop() {
+				r, err := agent.New(&linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent())
+				if err != nil {
+					b.Fatal(err)
+				}
+				rctx, cancel := context.WithCancel(ctx)
+				errc := make(chan error, 1)
+				go func() { errc <- r.Run(rctx) }()
+				<-r.Ready()
+				run := newRun(class, "r")
+				if err := publishErr(ctx, c, run, userMessage("hi"), nil); err != nil {
+					b.Fatal(err)
+				}
+				for id := range done {
+					if id == run.Run {
+						break
+					}
+				}
+				b.StopTimer()
+				cancel()
+				if err := <-errc; err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// fillCompletedRuns stores n control events of completed runs (4 per run)
+// and creates the runner durable with its ack floor after them.
+func fillCompletedRuns(b *testing.B, c interface {
+	JetStream() jetstream.JetStream
+}, class string, n int) {
+	b.Helper()
+	js := c.JetStream()
+	ctx := context.Background()
+	var last uint64
+	var pending []jetstream.PubAckFuture
+	for i := 0; i < n; i += 4 {
+		run := newRun(class, "h")
+		evs := []event.Event{userMessage("x"), &Asked{Text: "q"}, &Answered{Text: "a"}, &event.StopEvent{}}
+		for _, ev := range evs[:min(4, n-i)] {
+			event.Stamp(ev)
+			data, _ := event.Marshal(ev)
+			subj, _ := run.Event(topic.Control, event.Name(ev), ev.EventBase().EventID).Subject()
+			f, err := js.PublishAsync(subj, data, jetstream.WithMsgID(ev.EventBase().EventID))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pending = append(pending, f)
+		}
+		if len(pending) >= 4000 {
+			last = drain(b, pending, last)
+			pending = pending[:0]
+		}
+	}
+	last = drain(b, pending, last)
+	_, err := js.CreateConsumer(ctx, topic.StreamName(class), jetstream.ConsumerConfig{
+		Durable: "agent_runner_" + class, AckPolicy: jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: last + 1,
+		FilterSubject: "agent." + class + ".*.*.*.*.control_event.*.*",
+		AckWait:       30 * time.Second, MaxDeliver: 5, MaxAckPending: 1000,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func drain(b *testing.B, fs []jetstream.PubAckFuture, last uint64) uint64 {
+	for _, f := range fs {
+		select {
+		case a := <-f.Ok():
+			last = max(last, a.Sequence)
+		case err := <-f.Err():
+			b.Fatal(err)
+		}
+	}
+	return last
+}
+
+// BenchmarkRuntimePausedRuns parks 10,000 runs waiting for a response event
+// and reports the heap and goroutines they cost the runner's process. The
+// NATS server runs in a child process, so its memory is not counted.
+func BenchmarkRuntimePausedRuns(b *testing.B) {
+	for _, cache := range []int{0, 1000} {
+		name := "cache=default"
+		opts := []agent.Option{agent.Standalone(), agent.Discoverable(false), silent()}
+		if cache > 0 {
+			name = fmt.Sprintf("cache=%d", cache)
+			opts = append(opts, agent.WithCacheSize(cache))
+		}
+		b.Run(name, func(b *testing.B) { benchPaused(b, opts) })
+	}
+}
+
+func benchPaused(b *testing.B, opts []agent.Option) {
+	const runs = 10_000
+	for b.Loop() {
+		url := serverProcess(b)
+		c := client(b, url)
+		class := uniqueClass("Paused")
+		startRunner(b, &history{class: class}, append(opts, agent.WithNATS(url))...)
+		ctx := context.Background()
+		// Warm up with one paused run, so lazily built plans and pools are
+		// not counted.
+		publish(b, c, newRun(class, "p"), userMessage("x"), nil)
+		waitAcked(b, c.JetStream(), class)
+
+		before, gBefore := heapNow()
+		var failed atomic.Int32
+		for range runs {
+			if err := publishErr(ctx, c, newRun(class, "p"), userMessage("x"), nil); err != nil {
+				failed.Add(1)
+			}
+		}
+		if failed.Load() > 0 {
+			b.Fatalf("%d publishes failed", failed.Load())
+		}
+		waitAcked(b, c.JetStream(), class)
+		after, gAfter := heapNow()
+		b.ReportMetric(float64(int64(after)-int64(before))/runs, "heap-B/paused-run")
+		b.ReportMetric(float64(gAfter-gBefore), "goroutines-added")
+		b.ReportMetric(float64(gBefore), "goroutines-before")
+	}
+}
+
+func heapNow() (uint64, int) {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc, runtime.NumGoroutine()
+}
+
+func init() {
+	helperModes["natsserver"] = serverMain
+}
+
+// serverMain is a helper process that runs a nats-server until killed and
+// prints its URL.
+func serverMain() int {
+	s, err := natsserver.Start(natsserver.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer s.Shutdown()
+	fmt.Println("URL=" + s.URL())
+	crashtest.Ready()
+	select {}
+}
+
+// serverProcess starts a nats-server in a child process and returns its URL.
+func serverProcess(b *testing.B) string {
+	b.Helper()
+	child := crashtest.Start(b, "nats-server", "natsserver")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	child.WaitReady(ctx)
+	for _, l := range strings.Split(child.Output(), "\n") {
+		if u, ok := strings.CutPrefix(l, "URL="); ok {
+			return u
+		}
+	}
+	b.Fatalf("no URL from the server process: %s", child.Output())
+	return ""
+}
