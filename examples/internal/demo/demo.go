@@ -180,6 +180,9 @@ type Result struct {
 	Answer string
 	// Events counts the events printed, by name.
 	Events map[string]int
+	// Stream lists the _event_name of every event the client received on
+	// the gateway's stream, in order.
+	Stream []string
 }
 
 // Ask sends body as startEvent to instance id of the class through the
@@ -224,6 +227,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 		return nil, fmt.Errorf("gateway answered %s: %s", resp.Status, msg)
 	}
 	var last string
+	var stream []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
@@ -232,6 +236,11 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 				break
 			}
 			last = d
+			var n struct {
+				Name string `json:"_event_name"`
+			}
+			_ = json.Unmarshal([]byte(d), &n)
+			stream = append(stream, n.Name)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -248,7 +257,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	res := &Result{Terminal: json.RawMessage(last), Answer: answerOf([]byte(last)), Events: p.counts()}
+	res := &Result{Terminal: json.RawMessage(last), Answer: answerOf([]byte(last)), Events: p.counts(), Stream: stream}
 	var n struct {
 		Name string `json:"_event_name"`
 	}

@@ -1,0 +1,218 @@
+// Command rag runs RAGAgent, the protocol's retrieval example: it condenses
+// the conversation into a standalone question, retrieves passages from a
+// small bundled corpus ranked with BM25, and answers from them. Its internal
+// steps exchange control events only, so a client of the gateway sees just
+// its own message and the final StopEvent.
+//
+// Usage:
+//
+//	go run ./examples/rag                   # one demo question, print the run, exit
+//	go run ./examples/rag -ask "text"       # the same for your question
+//	go run ./examples/rag -serve :8080      # serve the gateway until Ctrl-C
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/saap-go/agent"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/step"
+)
+
+// CondenseQuestionEvent carries the standalone question (the protocol
+// example's event of the same name).
+type CondenseQuestionEvent struct {
+	event.ControlEvent
+	CondensedQuestion string `json:"condensed_question" description:"the conversation condensed into one question"`
+}
+
+// Node is a retrieved passage.
+type Node struct {
+	ID      string  `json:"id"`
+	Source  string  `json:"source"`
+	Content string  `json:"content"`
+	Score   float64 `json:"score"`
+}
+
+// RetrieveEvent carries the passages that match the question best.
+type RetrieveEvent struct {
+	event.ControlEvent
+	Nodes []Node `json:"nodes" description:"passages ranked by BM25, best first"`
+}
+
+func init() {
+	event.MustRegister[CondenseQuestionEvent]()
+	event.MustRegister[RetrieveEvent]()
+}
+
+// RAGAgent answers questions from its corpus.
+type RAGAgent struct {
+	index *Index
+	topK  int
+}
+
+// Describe gives the texts discovery publishes.
+func (a *RAGAgent) Describe() agent.Description {
+	return agent.Description{
+		Name:        event.L("Wissensfragen", "Knowledge questions", "Questions de connaissance", "Domande di conoscenza"),
+		Description: event.L("", "Answers from a small bundled corpus, citing its sources.", "", ""),
+		Icon:        "mage:book",
+	}
+}
+
+// Steps is the workflow: condense → retrieve → answer.
+func (a *RAGAgent) Steps() []*step.Step {
+	return []*step.Step{
+		step.New(a.Condense, step.Description("condenses the conversation into one question")),
+		step.New(a.Retrieve, step.Description("ranks the corpus with BM25")),
+		step.New(a.Answer, step.Description("answers from the best passages")),
+	}
+}
+
+// Condense turns the conversation into a standalone question: in a
+// follow-up, a word that refers back ("it", "its", "that") is replaced by
+// the subject of the previous question, so "Which stream stores its control
+// events?" after "What is NATS?" becomes "Which stream stores NATS's control
+// events?".
+func (a *RAGAgent) Condense(ctx step.Context, msg *event.UserMessageEvent) (*CondenseQuestionEvent, error) {
+	var questions []string
+	for _, m := range msg.Messages {
+		if m.Role == event.RoleUser {
+			if t := strings.TrimSpace(m.Content()); t != "" {
+				questions = append(questions, t)
+			}
+		}
+	}
+	if len(questions) == 0 {
+		return nil, fmt.Errorf("the conversation has no user question")
+	}
+	q := questions[len(questions)-1]
+	if len(questions) > 1 {
+		q = resolve(q, subject(questions[len(questions)-2]))
+	}
+	return &CondenseQuestionEvent{CondensedQuestion: q}, nil
+}
+
+// subject is what a question asks about: "What is NATS?" → "NATS".
+func subject(question string) string {
+	s := strings.TrimRight(strings.TrimSpace(question), "?!. ")
+	lower := strings.ToLower(s)
+	for _, p := range []string{"what is ", "what are ", "who is ", "tell me about ", "explain "} {
+		if strings.HasPrefix(lower, p) {
+			return strings.TrimSpace(s[len(p):])
+		}
+	}
+	return s
+}
+
+// resolve replaces the first referring word of q by subj.
+func resolve(q, subj string) string {
+	words := strings.Fields(q)
+	for i, w := range words {
+		core := strings.TrimRight(w, "?!.,")
+		rest := w[len(core):]
+		switch strings.ToLower(core) {
+		case "it", "this", "that", "they", "them":
+			words[i] = subj + rest
+		case "its", "their":
+			words[i] = subj + "'s" + rest
+		default:
+			continue
+		}
+		return strings.Join(words, " ")
+	}
+	return q
+}
+
+// Retrieve ranks the corpus for the question.
+func (a *RAGAgent) Retrieve(ctx step.Context, q *CondenseQuestionEvent) (*RetrieveEvent, error) {
+	hits := a.index.Search(q.CondensedQuestion, a.topK)
+	nodes := make([]Node, len(hits))
+	for i, h := range hits {
+		nodes[i] = Node{ID: h.ID, Source: h.Source, Content: h.Content, Score: h.Score}
+	}
+	return &RetrieveEvent{Nodes: nodes}, nil
+}
+
+// Answer writes the answer from the best passages and cites them. It ends
+// the run with an LLMStopEvent, whose last output message is the answer (the
+// gateway's OpenAI endpoint and chat history read it there).
+func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *RetrieveEvent) (*event.LLMStopEvent, error) {
+	var b strings.Builder
+	if len(r.Nodes) == 0 {
+		b.WriteString("I found nothing about that in my documents.")
+	} else {
+		b.WriteString(r.Nodes[0].Content)
+		b.WriteString(" [" + r.Nodes[0].Source + "]")
+		if len(r.Nodes) > 1 {
+			b.WriteString("\n\nSee also: ")
+			for i, n := range r.Nodes[1:] {
+				if i > 0 {
+					b.WriteString("; ")
+				}
+				b.WriteString(n.Source + " (" + n.ID + ")")
+			}
+		}
+	}
+	stop := &event.LLMStopEvent{}
+	stop.InputMessages = []event.Message{event.MessageFromString(event.RoleUser, q.CondensedQuestion)}
+	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, b.String())}
+	stop.ChatModelName = event.Str("bm25-extractive")
+	return stop, nil
+}
+
+func main() {
+	ask := flag.String("ask", "", "ask this question instead of the demo question, print the run and exit")
+	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
+	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
+	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
+	flag.Parse()
+	if err := run(*ask, *serve, *platform, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "rag:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ask, serve string, platform, verbose bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	index, err := LoadCorpus()
+	if err != nil {
+		return err
+	}
+	env, err := demo.Start(ctx, &RAGAgent{index: index, topK: 3}, demo.Options{Platform: platform, Verbose: verbose})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if serve != "" {
+		return env.Serve(ctx, serve)
+	}
+	// The demo is a two-turn conversation: the follow-up refers back.
+	messages := []any{
+		map[string]string{"role": "user", "content": "What is NATS?"},
+		map[string]string{"role": "assistant", "content": "The messaging system under the protocol."},
+		map[string]string{"role": "user", "content": "Which stream stores its control events?"},
+	}
+	if ask != "" {
+		messages = []any{map[string]string{"role": "user", "content": ask}}
+	}
+	res, err := env.Ask(ctx, "wiki", "UserMessageEvent", map[string]any{"messages": messages})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nthe client's stream: %s\n", strings.Join(res.Stream, ", "))
+	fmt.Printf("answer (%s): %s\n", res.Name, res.Answer)
+	if res.Name != "LLMStopEvent" {
+		return fmt.Errorf("the run ended with %s", res.Name)
+	}
+	return nil
+}
