@@ -377,10 +377,14 @@ func (b *Bus) outgoing(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	if err := bus.CheckMsg(m, b.opts.MaxPayload); err != nil {
 		return nil, err
 	}
+	return b.ready(ctx, copyMsg(m))
+}
+
+// ready checks ctx and injects its trace context into c, a private copy.
+func (b *Bus) ready(ctx context.Context, c *bus.Msg) (*bus.Msg, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := copyMsg(m)
 	c.Header = bus.InjectTrace(ctx, c.Header)
 	return c, nil
 }

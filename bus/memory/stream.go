@@ -184,15 +184,17 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	if m == nil {
 		return bus.PubAck{}, bus.CheckMsg(m, b.opts.MaxPayload)
 	}
+	c := copyMsg(m)
 	if msgID != "" {
-		if m.Header == nil {
-			m = &bus.Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data, Header: bus.Header{}}
-		} else {
-			m = &bus.Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data, Header: m.Header.Clone()}
+		if c.Header == nil {
+			c.Header = bus.Header{}
 		}
-		m.Header.Set("Nats-Msg-Id", msgID)
+		c.Header.Set("Nats-Msg-Id", msgID) // stored with the message, as on a server
 	}
-	m, err := b.outgoing(ctx, m)
+	if err := bus.CheckMsg(c, b.opts.MaxPayload); err != nil {
+		return bus.PubAck{}, err
+	}
+	m, err := b.ready(ctx, c)
 	if err != nil {
 		return bus.PubAck{}, err
 	}
