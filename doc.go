@@ -26,6 +26,61 @@
 // bus/natsbus); REDIS_URL keeps run state in Redis. Options (WithNATS,
 // WithRedis, WithBus, WithStore, ...) take precedence over the environment.
 //
+// # The runner
+//
+// Run (or New plus Runner.Run, for programs and tests that need to know
+// when the runner takes events) connects, ensures the class's stream
+// agent_<Class>_stream, and consumes its control events on the durable
+// queue consumer agent_runner_<Class> (AckWait 30 s, MaxDeliver 5, the
+// reference's settings; drift is reconciled at start). The class is the
+// agent's Class method (Classer), else its Go type name.
+//
+// Each control event is acknowledged only after it was handled (D1): every
+// step it started has published its outputs or recorded its failure. Long
+// steps send in-progress heartbeats, so they are not redelivered while they
+// run. After a crash the event comes back, to this or another replica, and
+// an interrupted step runs again with the same idempotency key
+// (step.Context.IdempotencyKey) and the same output event ids, which the
+// stream's de-duplication and the downstream claims absorb. A message that
+// cannot be handled (an unparsable subject, a payload that does not decode)
+// is terminated and kept on the dead-letter subject with the reason.
+//
+// Start-up reads no history: a run's past events are loaded from the stream
+// when one of its events arrives, and cached with a bound (WithCacheSize;
+// D7). A paused run (waiting for a human or another agent) holds no
+// goroutine in the process.
+//
+// Cancelling the context shuts down gracefully: the runner stops taking
+// events and answering discovery, lets the events in hand finish within the
+// shutdown timeout (WithShutdownTimeout, default 25 s), hands the rest back
+// to the stream for another replica, and closes what it opened. Run then
+// returns nil.
+//
+// # Configuration and discovery
+//
+// An agent with a DefaultConfig method (Configurer) has a typed
+// configuration. On each run's StartEvent the runner asks the platform for
+// the instance's profile over the configuration RPC
+// (aihub.rpc.config.agent.<Class>.<agent_id>), merges it over the defaults,
+// validates it (a Validate method on the type is called) and gives it to the
+// run's steps as step.Context.Config (typed: step.Config[T]). A failure ends
+// the run with an ExceptionEvent that says "configuration is invalid" and
+// names the failing fields, never their values. With Standalone the runner
+// makes no RPC at all and every run gets the defaults: use it for local
+// development and for agents that run without the platform's API.
+//
+// The runner answers the gateway's class discovery with the class's events,
+// configuration schema and workflow graph; a Describer adds the display
+// name, description and icon. Discoverable(false) turns it off for internal
+// agents, which still consume their control events.
+//
+// # Scaling out
+//
+// Start the same agent in more processes. The replicas share the consumer's
+// messages like a queue group and keep all shared state in the store
+// (JetStream KV or Redis), so any replica can take any event of any run; no
+// other coordination is needed.
+//
 // The packages, from the bottom up:
 //
 //   - event: the event model, the registry, the JSON codec and the core event
