@@ -35,6 +35,7 @@ type Harness struct {
 	t      testing.TB
 	w      *step.Workflow
 	bus    *memory.Bus
+	clock  *memory.ManualClock
 	store  dispatch.Store
 	engine *dispatch.Engine
 	ctx    context.Context
@@ -91,7 +92,8 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		c.log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background()}
-	h.bus = memory.New(memory.Options{Manual: true, Clock: memory.NewManualClock(Epoch), Logger: c.log})
+	h.clock = memory.NewManualClock(Epoch)
+	h.bus = memory.New(memory.Options{Manual: true, Clock: h.clock, Logger: c.log})
 	engOpts := []dispatch.Option{
 		dispatch.WithHeartbeat(0),
 		dispatch.WithClock(func() time.Time { return Epoch }),
@@ -260,6 +262,14 @@ func (h *Harness) SendRaw(r *Result, data []byte) *Result {
 // Settle delivers everything pending, including what handlers cause, and
 // returns the number of deliveries.
 func (h *Harness) Settle() int { return h.bus.DeliverAll(h.ctx) }
+
+// Advance moves the bus's clock by d, which makes Nak delays and ack waits
+// that fall within it due (a Nak'ed event comes back), then settles. The
+// engine's created_at clock stays at Epoch.
+func (h *Harness) Advance(d time.Duration) int {
+	h.clock.Advance(d)
+	return h.Settle()
+}
 
 // Redeliver hands the stored control event eventID of r's run to the
 // engine once more, as JetStream redelivers an unacknowledged message (same
