@@ -1,6 +1,8 @@
 package agenttest_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/saap-go/agent/agenttest"
@@ -26,5 +28,30 @@ func TestNewStepRunsOneStep(t *testing.T) {
 	}
 	if res.Terminal() != nil || res.Ended() != "" {
 		t.Fatal("the run ended")
+	}
+}
+
+// recTB records what Equal reports instead of failing the test.
+type recTB struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recTB) Helper() {}
+func (r *recTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+func TestEqualPrintsDiff(t *testing.T) {
+	rt := &recTB{TB: t}
+	if !agenttest.Equal(rt, []string{"a", "b"}, []string{"a", "b"}) || len(rt.errs) != 0 {
+		t.Fatalf("equal values reported: %q", rt.errs)
+	}
+	if agenttest.Equal(rt, []string{"a", "x"}, []string{"a", "b"}) {
+		t.Fatal("Equal returned true for different values")
+	}
+	if len(rt.errs) != 1 || !strings.Contains(rt.errs[0], "-want +got") ||
+		!strings.Contains(rt.errs[0], "- \t\"b\"") || !strings.Contains(rt.errs[0], "+ \t\"x\"") {
+		t.Fatalf("report %q is not a go-cmp diff", rt.errs)
 	}
 }
