@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -327,13 +328,27 @@ func contentOf(e event.Event, raw []byte) string {
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
-	var parts []string
-	for _, k := range []string{"condensed_question", "question", "query", "part", "task", "result", "documents", "nodes"} {
-		if v, ok := m[k]; ok {
-			parts = append(parts, k+"="+clip(string(v)))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		switch k {
+		case "event_id", "created_at", "_event_name", "_parent_event_names", "display_name", "display_description":
+		default:
+			keys = append(keys, k)
 		}
 	}
-	return strings.Join(parts, " ")
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		var v bytes.Buffer
+		if json.Compact(&v, m[k]) != nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + "=" + v.String())
+	}
+	return clip(b.String())
 }
 
 func clip(s string) string {
