@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
@@ -229,6 +231,7 @@ func (nopObserver) Dropped(Drop)       {}
 // store or the bus. ctx bounds the handling; steps see a context derived
 // from it.
 func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
+	var err error
 	m := d.Msg()
 	t, err := topic.ParseAgent(m.Subject)
 	if err != nil {
@@ -250,7 +253,12 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	if m.Header.Lookup("traceparent") != "" {
 		ctx = bus.ExtractTrace(ctx, m.Header) // continue the publisher's trace
 	}
-	if err := e.process(ctx, t, ev, d.Seq(), d); err != nil {
+	if e.tracer != nil {
+		var end func(error)
+		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
+		defer func() { end(err) }()
+	}
+	if err = e.process(ctx, t, ev, d.Seq(), d); err != nil {
 		delay := e.backoff(d.NumDelivered())
 		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
 			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)
@@ -261,6 +269,34 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 	if err := d.Ack(ctx); err != nil {
 		e.log.WarnContext(ctx, "dispatch: ack failed", "subject", m.Subject, "error", err)
+	}
+}
+
+// spans starts the reference's consumer span "<consumer>.receive <event>"
+// and its child "<consumer>.process <event>" (bus.md §5); end closes both.
+func (e *Engine) spans(ctx context.Context, subject, name string, d bus.Delivery) (context.Context, func(error)) {
+	consumer := bus.RunnerConsumer(e.class).Durable
+	attrs := []attribute.KeyValue{
+		attribute.String("messaging.system", "nats.jetstream"),
+		attribute.String("messaging.source", subject),
+		attribute.String("messaging.operation", "receive"),
+		attribute.String("event.type", string(topic.Control)),
+		attribute.String("event.class", name),
+		attribute.Int64("jetstream.sequence", int64(d.Seq())),
+		attribute.String("jetstream.stream", e.stream),
+		attribute.Int64("jetstream.delivery_count", int64(d.NumDelivered())),
+		attribute.String("jetstream.queue_group", consumer),
+	}
+	ctx, recv := e.tracer.Start(ctx, consumer+".receive "+name,
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	ctx, proc := e.tracer.Start(ctx, consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	return ctx, func(err error) {
+		if err != nil {
+			proc.RecordError(err)
+			proc.SetStatus(codes.Error, err.Error())
+		}
+		proc.End()
+		recv.End()
 	}
 }
 
