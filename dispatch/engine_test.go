@@ -356,3 +356,33 @@ func TestConfigFailuresEndTheRun(t *testing.T) {
 		})
 	}
 }
+
+func TestNewRejectsBadInput(t *testing.T) {
+	w := partial(t, "Ok", step.New(func(ctx step.Context, in *In) error { return nil }, step.Name("s")))
+	b := &discardBus{}
+	st := dispatch.NewMemoryStore()
+	for name, tc := range map[string]struct {
+		w    *step.Workflow
+		b    bus.Bus
+		s    dispatch.Store
+		want string
+	}{
+		"nil workflow": {nil, b, st, "workflow"},
+		"nil bus":      {w, nil, st, "bus"},
+		"nil store":    {w, b, nil, "store"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := dispatch.New(tc.w, tc.b, tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New = %v, want an error naming the %s", err, tc.want)
+			}
+		})
+	}
+	// Process refuses a nil event instead of panicking.
+	eng, err := dispatch.New(w, b, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Process(t.Context(), topic.Agent{Class: "Ok", Run: "r"}, nil, 1); err == nil {
+		t.Fatal("Process(nil) succeeded")
+	}
+}
