@@ -323,8 +323,8 @@ func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) 
 // allocation. It is started only when user code (preconditions, steps) is
 // about to run.
 func (e *Engine) startHeartbeat(d bus.Delivery) (stop func()) {
-	e.beats.add(d)
-	return func() { e.beats.remove(d) }
+	id := e.beats.add(d)
+	return func() { e.beats.remove(id) }
 }
 
 // beats sends InProgress for the deliveries in flight.
@@ -333,16 +333,23 @@ type beats struct {
 	every time.Duration
 	t     *time.Timer
 	armed bool
-	live  map[bus.Delivery]time.Time // delivery → last heartbeat (or start)
+	next  uint64
+	live  map[uint64]*beat // keyed by registration: a Delivery need not be comparable
 }
 
-func (b *beats) add(d bus.Delivery) {
+type beat struct {
+	d    bus.Delivery
+	last time.Time // last heartbeat (or start)
+}
+
+func (b *beats) add(d bus.Delivery) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.live == nil {
-		b.live = map[bus.Delivery]time.Time{}
+		b.live = map[uint64]*beat{}
 	}
-	b.live[d] = time.Now()
+	b.next++
+	b.live[b.next] = &beat{d: d, last: time.Now()}
 	if !b.armed {
 		b.armed = true
 		if b.t == nil {
@@ -351,11 +358,12 @@ func (b *beats) add(d bus.Delivery) {
 			b.t.Reset(b.every)
 		}
 	}
+	return b.next
 }
 
-func (b *beats) remove(d bus.Delivery) {
+func (b *beats) remove(id uint64) {
 	b.mu.Lock()
-	delete(b.live, d)
+	delete(b.live, id)
 	b.mu.Unlock()
 }
 
@@ -363,10 +371,10 @@ func (b *beats) fire() {
 	b.mu.Lock()
 	now := time.Now()
 	var due []bus.Delivery // fires are rare; a fresh slice keeps overlapping fires apart
-	for d, last := range b.live {
-		if now.Sub(last) >= b.every/2 {
-			due = append(due, d)
-			b.live[d] = now
+	for _, bt := range b.live {
+		if now.Sub(bt.last) >= b.every/2 {
+			due = append(due, bt.d)
+			bt.last = now
 		}
 	}
 	if len(b.live) > 0 {
