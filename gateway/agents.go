@@ -54,7 +54,7 @@ func (g *Gateway) fail(w http.ResponseWriter, err error) {
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.UserIdentity, bool) {
 	u, err := g.auth.Authenticate(r)
 	if err == nil && (u == nil || u.ID == "") {
-		err = errors.Join(ErrUnauthenticated, errors.New("authenticator returned no user"))
+		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
 	}
 	if err != nil {
 		if errors.Is(err, ErrUnauthenticated) {

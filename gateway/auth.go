@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -45,7 +46,7 @@ func TokenFunc(lookup func(ctx context.Context, token string) (*event.UserIdenti
 	return AuthenticatorFunc(func(r *http.Request) (*event.UserIdentity, error) {
 		tok := BearerToken(r)
 		if tok == "" {
-			return nil, errors.Join(ErrUnauthenticated, errors.New("missing bearer token"))
+			return nil, fmt.Errorf("%w: missing bearer token", ErrUnauthenticated)
 		}
 		return lookup(r.Context(), tok)
 	})
@@ -71,7 +72,7 @@ func StaticTokens(users map[string]event.UserIdentity) Authenticator {
 				return &u, nil
 			}
 		}
-		return nil, errors.Join(ErrUnauthenticated, errors.New("unknown bearer token"))
+		return nil, fmt.Errorf("%w: unknown bearer token", ErrUnauthenticated)
 	})
 }
 

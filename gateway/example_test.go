@@ -1,0 +1,78 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/topic"
+)
+
+// A gateway in front of an agent class. Here the agent is played by a bus
+// subscription that answers every start event with a StopEvent; a real one
+// is agent.Run. The gateway usually learns the class by discovery (Run,
+// ListenAndServe or Discover); AddClass registers it directly.
+func Example() {
+	ctx := context.Background()
+	b := memory.New(memory.Options{})
+	defer b.Close()
+	_ = b.EnsureStream(ctx, bus.AgentStream("EchoAgent"))
+	sub, _ := b.Subscribe(ctx, "agent.EchoAgent.*.*.*.*.control_event.*.*", "", func(m *bus.Msg) {
+		t, _ := topic.ParseAgent(m.Subject)
+		if t.Name == "UserMessageEvent" {
+			stop := event.Stamp(&event.StopEvent{})
+			t.Name, t.EventID = "", ""
+			_, _ = bus.PublishEvent(ctx, b, t, stop, nil)
+		}
+	})
+	defer sub.Unsubscribe()
+
+	gw, _ := gateway.New(gateway.Config{
+		Bus:  b,
+		Auth: gateway.StaticTokens(map[string]event.UserIdentity{"secret": {ID: "ada", Name: "Ada", Email: "ada@example.com", Roles: []string{}}}),
+	})
+	_ = gw.AddClass(&gateway.Class{Name: "EchoAgent", StartEvents: []gateway.EventSpec{{
+		Name:    "UserMessageEvent",
+		Parents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+	}}})
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+
+	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/acme/agents/classes/EchoAgent/instances/dev/UserMessageEvent",
+		strings.NewReader(`{"messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var terminal struct {
+		Name string `json:"_event_name"`
+	}
+	_ = json.Unmarshal(body, &terminal)
+	fmt.Println(resp.Status, terminal.Name)
+
+	req, _ = http.NewRequest("POST", srv.URL+"/agents/NoSuchAgent/dev/UserMessageEvent", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(resp.Status, strings.TrimSpace(string(body)))
+	// Output:
+	// 200 OK StopEvent
+	// 404 Not Found {"detail":"unknown agent class \"NoSuchAgent\"","field":"agent_class"}
+}
