@@ -214,9 +214,11 @@ func publishErr(ctx context.Context, b bus.Bus, run topic.Agent, ev event.Event,
 		if err != nil {
 			return err
 		}
-		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: s, Header: h.Clone(), Data: data}, id); err != nil {
+		ack, err := b.PublishStream(ctx, &bus.Msg{Subject: s, Header: h.Clone(), Data: data}, id)
+		if err != nil {
 			return err
 		}
+		published(run.Class, ack.Seq)
 	}
 	if event.IsDisplay(ev) {
 		s, err := run.Event(topic.Display, event.Name(ev), id).Subject()
@@ -228,6 +230,23 @@ func publishErr(ctx context.Context, b bus.Bus, run topic.Agent, ev event.Event,
 		}
 	}
 	return nil
+}
+
+var (
+	lastMu  sync.Mutex
+	lastSeq = map[string]uint64{} // by class: the highest stream sequence the test published
+)
+
+func published(class string, seq uint64) {
+	lastMu.Lock()
+	lastSeq[class] = max(lastSeq[class], seq)
+	lastMu.Unlock()
+}
+
+func lastPublished(class string) uint64 {
+	lastMu.Lock()
+	defer lastMu.Unlock()
+	return lastSeq[class]
 }
 
 // userMessage is a valid UserMessageEvent.
@@ -389,8 +408,11 @@ func consumerNames(t testing.TB, c *natsbus.Bus, class string) []string {
 // has no notification for that, so it polls the consumer's state.
 func waitAcked(t testing.TB, js jetstream.JetStream, class string) {
 	t.Helper()
+	// The ack floor check covers the moment right after a publish, when the
+	// server may not have counted the new message as pending yet.
+	floor := lastPublished(class)
 	waitConsumer(t, js, class, "settled", func(i *jetstream.ConsumerInfo) bool {
-		return i.NumPending == 0 && i.NumAckPending == 0 && i.NumRedelivered == 0
+		return i.AckFloor.Stream >= floor && i.NumPending == 0 && i.NumAckPending == 0 && i.NumRedelivered == 0
 	})
 }
 
@@ -459,4 +481,67 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// signalOn is a logger that closes ch when a record with message msg is
+// logged (once), and otherwise logs warnings to the test log.
+func signalOn(t testing.TB, msg string, ch chan struct{}) agent.Option {
+	return agent.WithLogger(slog.New(&signalHandler{
+		Handler: slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		msg:     msg, ch: ch, once: &sync.Once{},
+	}))
+}
+
+type signalHandler struct {
+	slog.Handler
+	msg  string
+	ch   chan struct{}
+	once *sync.Once
+}
+
+func (h *signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.ch) })
+	}
+	if h.Handler.Enabled(ctx, r.Level) {
+		return h.Handler.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h *signalHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &signalHandler{Handler: h.Handler.WithAttrs(as), msg: h.msg, ch: h.ch, once: h.once}
+}
+
+func (h *signalHandler) WithGroup(name string) slog.Handler {
+	return &signalHandler{Handler: h.Handler.WithGroup(name), msg: h.msg, ch: h.ch, once: h.once}
+}
+
+// seqOf returns the stream sequence of the run's first control event named
+// name.
+func seqOf(t testing.TB, b bus.Bus, run topic.Agent, name string) uint64 {
+	t.Helper()
+	filter := "agent." + run.Class + ".*.*.*." + run.Run + ".control_event." + name + ".*"
+	m, err := b.NextMsg(context.Background(), topic.StreamName(run.Class), filter, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Seq
+}
+
+// awaitControl returns a channel that receives the run's control events
+// named name as they are published (subscribe before publishing).
+func awaitControl(t testing.TB, b bus.Bus, run topic.Agent, name string) <-chan struct{} {
+	t.Helper()
+	ch := make(chan struct{}, 16)
+	sub, err := b.Subscribe(context.Background(), "agent."+run.Class+".*.*.*."+run.Run+".control_event."+name+".*", "", func(*bus.Msg) {
+		ch <- struct{}{}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return ch
 }

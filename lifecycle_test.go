@@ -205,6 +205,7 @@ func redisURL(t *testing.T) string {
 
 // TestRunWithBus: a runner on a shared bus does not close it.
 func TestRunWithBus(t *testing.T) {
+	t.Setenv("REDIS_URL", "")
 	s := embedded(t)
 	c := client(t, s.URL())
 	class := uniqueClass("Shared")
@@ -255,13 +256,15 @@ func TestShutdownLetsRunningStepsFinish(t *testing.T) {
 	c := client(t, s.URL())
 	class := uniqueClass("Graceful")
 	g := &gated{linear: linear{class: class}, entered: make(chan string, 1), release: make(chan struct{})}
-	r := startRunner(t, g, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+	stopping := make(chan struct{})
+	r := startRunner(t, g, agent.WithNATS(s.URL()), agent.Standalone(), signalOn(t, "agent runner stopping", stopping))
 	run := newRun(class, "g")
 	publish(t, c, run, userMessage("hi"), nil)
 	<-g.entered
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- r.stop() }()
+	<-stopping // the shutdown has begun while the step runs
 	close(g.release)
 	if err := <-stopped; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -271,9 +274,13 @@ func TestShutdownLetsRunningStepsFinish(t *testing.T) {
 		t.Fatalf("stream %s, want the Answered of the step that was running", names(evs))
 	}
 	// Its trigger was acknowledged; the Answered waits for the next runner.
-	waitConsumer(t, c.JetStream(), class, "left with the Answered only", func(i *jetstream.ConsumerInfo) bool {
-		return i.NumAckPending == 0 && i.NumPending == 1
+	asked := seqOf(t, c, run, "Asked")
+	waitConsumer(t, c.JetStream(), class, "past the Asked", func(i *jetstream.ConsumerInfo) bool {
+		return i.AckFloor.Stream >= asked
 	})
+	if n := count(controlEvents(t, c, class, run.Run), "StopEvent"); n != 0 {
+		t.Errorf("%d StopEvents: the runner took new events after the shutdown began", n)
+	}
 }
 
 // TestShutdownHandsBackAfterTimeout: a step still running at the shutdown

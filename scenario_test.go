@@ -305,8 +305,9 @@ func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 			if withHeaders {
 				h = bus.Header{"X-AIHub-User-Token": {"tok"}}
 			}
+			asked := awaitControl(t, c, run, "Asked") // published once the context is seeded
 			publish(t, c, run, start, h)
-			waitAcked(t, c.JetStream(), class)
+			<-asked
 
 			sc := dispatch.RunKey{Class: class, Run: run.Run}.RunContext()
 			keys, err := store.Keys(context.Background(), sc)
@@ -372,13 +373,22 @@ func TestScenario35_NoReplayConsumers(t *testing.T) {
 
 		// A first runner handles 50 completed runs and one that waits.
 		first := startRunner(t, &history{class: class}, agent.WithNATS(tg.natsURL), storeOpt, agent.Standalone(), quiet(t))
+		var done []string
 		for range 50 {
 			run := newRun(class, "h")
+			asked := awaitControl(t, c, run, "Asked")
 			publish(t, c, run, userMessage("x"), nil)
+			<-asked
 			publish(t, c, run, &Answered{}, nil)
+			done = append(done, run.Run)
+		}
+		for _, id := range done {
+			w.terminal(t, id)
 		}
 		waiting := newRun(class, "h")
+		asked := awaitControl(t, c, waiting, "Asked")
 		publish(t, c, waiting, userMessage("x"), nil)
+		<-asked
 		waitAcked(t, c.JetStream(), class)
 		if err := first.stop(); err != nil {
 			t.Fatal(err)
