@@ -104,4 +104,3 @@ func TestConfigFailuresEndRun(t *testing.T) {
 		})
 	}
 }
-
