@@ -23,7 +23,7 @@ import (
 //	"late"   → chunks "Hel", "lo" and a stop whose answer is "Hello, world"
 //	other    → chunks "Hel", "lo" and a stop whose answer is "Hello"
 type responder struct {
-	t     *testing.T
+	t     testing.TB
 	b     bus.Bus
 	class string
 
@@ -71,7 +71,7 @@ func discoveryAnswer(class string) map[string]any {
 }
 
 // startResponder runs a responder for class on b until the test ends.
-func startResponder(t *testing.T, b bus.Bus, class string) *responder {
+func startResponder(t testing.TB, b bus.Bus, class string) *responder {
 	t.Helper()
 	ctx := context.Background()
 	r := &responder{t: t, b: b, class: class, got: make(chan received, 100)}
