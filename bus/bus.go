@@ -136,9 +136,9 @@ type StreamConfig struct {
 	Name       string
 	Subjects   []string
 	Storage    Storage
-	MaxMsgs    int64
-	MaxAge     time.Duration
-	Duplicates time.Duration // de-duplication window for Nats-Msg-Id
+	MaxMsgs    int64         // 0 or -1: unlimited
+	MaxAge     time.Duration // 0: unlimited
+	Duplicates time.Duration // de-duplication window for Nats-Msg-Id; 0: 2 min (server default)
 }
 
 // ConsumerConfig describes a durable consumer shared by a queue group.

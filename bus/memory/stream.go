@@ -123,6 +123,9 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 	if cfg.Duplicates <= 0 {
 		cfg.Duplicates = 2 * time.Minute // the nats-server default
 	}
+	if cfg.MaxMsgs == 0 {
+		cfg.MaxMsgs = -1 // unlimited, reported as a server reports it
+	}
 	b.streams[cfg.Name] = &stream{cfg: cfg, ids: map[string]dedupe{}, consumers: map[string]*consumer{}}
 	return nil
 }
