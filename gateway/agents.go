@@ -155,7 +155,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 	if spec, ok := class.startEvent(name); ok {
 		d, err = g.startDelivery(w, r, user, class, id, spec)
 	} else if spec, ok := class.hitlResponse(name); ok {
-		d, err = g.responseDelivery(w, r, user, class, spec)
+		d, err = g.responseDelivery(w, r, user, spec)
 	} else {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("agent class %s takes no event %q", className, name), "event")
 		return
@@ -244,8 +244,10 @@ type hitlTopic struct {
 
 // responseDelivery builds a HITL response and routes it by the embedded
 // request's topic (bus.md §9.1 step 5), after checking the caller belongs to
-// the thread.
-func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, spec EventSpec) (*delivery, error) {
+// the thread. As in the reference, the topic may name another agent of the
+// thread than the URL (an AITL delegate's question); the thread and the
+// response event's name must match.
+func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, spec EventSpec) (*delivery, error) {
 	thread, err := queryID(r, "thread_id")
 	if err != nil {
 		return nil, err

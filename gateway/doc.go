@@ -43,4 +43,8 @@
 //
 // Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
 // Anonymous for local development).
+//
+// The command gateway/cmd/saap-gateway serves a Gateway for the agents on
+// the NATS server named by NATS_URL; examples/chat embeds one next to an
+// agent in a single binary.
 package gateway
