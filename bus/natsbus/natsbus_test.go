@@ -296,3 +296,35 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Fatalf("publish after Close: %v", err)
 	}
 }
+
+func TestBadInputRefusedBeforeIO(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{MaxPayload: 4096}).URL()})
+	if b.MaxPayload() != 4096 {
+		t.Fatalf("MaxPayload = %d, want the server's 4096", b.MaxPayload())
+	}
+	before := b.Conn().Stats()
+	calls := []func() error{
+		func() error { return b.Publish(ctx, &bus.Msg{Subject: "a..b"}) },
+		func() error { _, err := b.PublishStream(ctx, &bus.Msg{Subject: "a b"}, "x"); return err },
+		func() error { _, err := b.Request(ctx, &bus.Msg{Subject: ""}); return err },
+		func() error { return b.Publish(ctx, &bus.Msg{Subject: "ok", Data: make([]byte, 4097)}) },
+		func() error {
+			_, err := b.PublishStream(ctx, &bus.Msg{Subject: "ok", Data: make([]byte, 5000)}, "")
+			return err
+		},
+		func() error { _, err := b.NextMsg(ctx, "s", "a.>.b", 1); return err },
+	}
+	for i, call := range calls {
+		err := call()
+		if !errors.Is(err, bus.ErrInvalidSubject) && !errors.Is(err, bus.ErrPayloadTooLarge) {
+			t.Errorf("call %d: %v, want ErrInvalidSubject or ErrPayloadTooLarge", i, err)
+		}
+		if errors.Is(err, bus.ErrPayloadTooLarge) && !strings.Contains(err.Error(), "4096") {
+			t.Errorf("call %d: %v does not name the limit", i, err)
+		}
+	}
+	if after := b.Conn().Stats(); after.OutMsgs != before.OutMsgs || after.OutBytes != before.OutBytes {
+		t.Fatalf("bad input reached the connection: %+v → %+v", before, after)
+	}
+}
