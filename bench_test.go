@@ -155,11 +155,18 @@ func BenchmarkRuntimeRawLoop(b *testing.B) {
 
 // BenchmarkRuntimeFirstChunk measures the latency from publishing a
 // UserMessageEvent to the first ChunkEvent on a core subscriber, one run at
-// a time, and reports p50 and p99 (run with -benchtime 1000x or more).
+// a time, and reports p50 and p99 (run with -benchtime 1000x or more), with
+// the default JetStream KV store and with the in-memory store.
 func BenchmarkRuntimeFirstChunk(b *testing.B) {
+	b.Run("store=kv", func(b *testing.B) { benchFirstChunk(b, nil) })
+	b.Run("store=memory", func(b *testing.B) { benchFirstChunk(b, dispatch.NewMemoryStore()) })
+}
+
+func benchFirstChunk(b *testing.B, store dispatch.Store) {
 	s := benchServer(b)
 	c := client(b, s.URL())
 	class := uniqueClass("Chunk")
+	done := stops(b, c, class)
 	chunks := make(chan string, 1024)
 	sub, err := c.Subscribe(context.Background(), "agent."+class+".*.*.*.*.display_event.ChunkEvent.*", "", func(m *bus.Msg) {
 		tp, _ := topic.ParseAgent(m.Subject)
@@ -169,7 +176,11 @@ func BenchmarkRuntimeFirstChunk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	startRunner(b, &linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent())
+	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
+	if store != nil {
+		opts = append(opts, agent.WithStore(store))
+	}
+	startRunner(b, &linear{class: class}, opts...)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -185,6 +196,13 @@ func BenchmarkRuntimeFirstChunk(b *testing.B) {
 			}
 		}
 		lat = append(lat, time.Since(t0))
+		// Let the run finish before the next one starts, so runs do not
+		// overlap and each latency is measured on an idle runner.
+		for id := range done {
+			if id == run.Run {
+				break
+			}
+		}
 	}
 	reportPercentiles(b, lat)
 }
@@ -354,7 +372,7 @@ func drain(b *testing.B, fs []jetstream.PubAckFuture, last uint64) uint64 {
 // and reports the heap and goroutines they cost the runner's process. The
 // NATS server runs in a child process, so its memory is not counted.
 func BenchmarkRuntimePausedRuns(b *testing.B) {
-	for _, cache := range []int{0, 1000} {
+	for _, cache := range []int{0, 10_000} {
 		name := "cache=default"
 		opts := []agent.Option{agent.Standalone(), agent.Discoverable(false), silent()}
 		if cache > 0 {
@@ -371,7 +389,7 @@ func benchPaused(b *testing.B, opts []agent.Option) {
 		url := serverProcess(b)
 		c := client(b, url)
 		class := uniqueClass("Paused")
-		startRunner(b, &history{class: class}, append(opts, agent.WithNATS(url))...)
+		r := startRunner(b, &history{class: class}, append(opts, agent.WithNATS(url))...)
 		ctx := context.Background()
 		// Warm up with one paused run, so lazily built plans and pools are
 		// not counted.
@@ -393,6 +411,19 @@ func benchPaused(b *testing.B, opts []agent.Option) {
 		b.ReportMetric(float64(int64(after)-int64(before))/runs, "heap-B/paused-run")
 		b.ReportMetric(float64(gAfter-gBefore), "goroutines-added")
 		b.ReportMetric(float64(gBefore), "goroutines-before")
+		b.ReportMetric(float64(before)/1e6, "heap-MB-before")
+		b.ReportMetric(float64(after)/1e6, "heap-MB-after")
+		if err := r.stop(); err != nil {
+			b.Fatal(err)
+		}
+		_ = c.Close()
+		// The engine's heartbeat timer keeps it reachable for up to one
+		// heartbeat interval after Run returns: wait for the memory to be
+		// released, so the next measurement starts clean.
+		deadline := time.Now().Add(30 * time.Second)
+		for h, _ := heapNow(); h > before+1<<20 && time.Now().Before(deadline); h, _ = heapNow() {
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 }
 

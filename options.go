@@ -19,6 +19,11 @@ const (
 	DefaultConcurrency     = 1000 // the reference's process-wide semaphore
 	DefaultAckWait         = 30 * time.Second
 	DefaultMaxDeliver      = 5
+	// DefaultCacheSize bounds the runs whose history a runner keeps in
+	// memory. Paused runs age out of it, so ten thousand of them cost the
+	// process next to nothing; an active run's next event reloads its
+	// history from the stream if it was evicted.
+	DefaultCacheSize = 1000
 )
 
 // An Option configures Run and New.
@@ -51,6 +56,7 @@ func defaultOptions() options {
 		concurrency:     DefaultConcurrency,
 		ackWait:         DefaultAckWait,
 		maxDeliver:      DefaultMaxDeliver,
+		cacheSize:       DefaultCacheSize,
 	}
 }
 
@@ -227,7 +233,7 @@ func WithReady(f func(Info)) Option {
 }
 
 // WithCacheSize bounds how many runs' histories the runner keeps in memory
-// (default 10,000). A run whose history was evicted is reloaded from the
+// (default DefaultCacheSize). A run whose history was evicted is reloaded from the
 // stream when its next event arrives (D7), so the bound trades memory for
 // a read per event of a long-paused run.
 func WithCacheSize(runs int) Option {

@@ -355,10 +355,13 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
 func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
+	// A copy per Run: the Runner must not keep the bus (and through it
+	// the engine) alive after Run returns.
+	cfg := *r.cfg
 	if r.o.standalone {
-		r.cfg.src = config.Standalone()
+		cfg.src = config.Standalone()
 	} else {
-		r.cfg.src = config.NewClient(b)
+		cfg.src = config.NewClient(b)
 	}
 	tp := r.o.tracerProvider
 	if tp == nil {
@@ -366,7 +369,7 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 	}
 	opts := []dispatch.Option{
 		dispatch.WithLogger(r.log),
-		dispatch.WithConfig(r.cfg),
+		dispatch.WithConfig(&cfg),
 		dispatch.WithHeartbeat(r.o.ackWait / 3),
 		dispatch.WithTracer(tp.Tracer(tracerName)),
 	}
