@@ -99,7 +99,9 @@ type StreamPublisher interface {
 
 // Subscription is a live core subscription.
 type Subscription interface {
-	// Unsubscribe stops delivery; the handler is not called after it returns.
+	// Unsubscribe stops delivery: once it returns no further message is
+	// handed to the handler, though a call already under way may still be
+	// running. It is idempotent.
 	Unsubscribe() error
 }
 
@@ -116,8 +118,10 @@ type Subscriber interface {
 
 // Requester does request/reply.
 type Requester interface {
-	// Request sends m and waits for one reply until ctx is done. A reply that
-	// is an error reply (see ReplyError) is returned as a *RemoteError.
+	// Request sends m and waits for one reply until ctx is done (without a
+	// deadline: DefaultRequestTimeout). A reply that is an error reply (see
+	// ReplyError) is returned with a *RemoteError; no subscriber at all is
+	// ErrNoResponders, at once.
 	Request(ctx context.Context, m *Msg) (*Msg, error)
 }
 
