@@ -164,6 +164,9 @@ func Run(t *testing.T, h Harness) {
 		{"stream/ensure-idempotent", testEnsureIdempotent},
 		{"stream/agent-stream-config", testAgentStreamConfig},
 		{"stream/next-msg", testNextMsg},
+		{"stream/max-msgs-discard-old", testMaxMsgs},
+		{"durable/deliver-all-history", testDeliverAll},
+		{"durable/max-ack-pending", testMaxAckPending},
 		{"durable/redelivery-after-ack-wait", testRedelivery},
 		{"durable/max-deliver", testMaxDeliver},
 		{"durable/ack", testAck},
@@ -467,6 +470,58 @@ func testNextMsg(e *env) {
 	if _, err := e.b.NextMsg(e.ctx, st, "bad..filter", 1); !errors.Is(err, bus.ErrInvalidSubject) {
 		e.t.Fatalf("bad filter: %v, want ErrInvalidSubject", err)
 	}
+}
+
+func testMaxMsgs(e *env) {
+	cfg := bus.StreamConfig{Name: e.prefix + "_mm", Subjects: []string{e.subj("mm", ">")}, Storage: bus.MemoryStorage, MaxMsgs: 2}
+	e.streams = append(e.streams, cfg.Name)
+	must(e.t, e.b.EnsureStream(e.ctx, cfg))
+	for i := range 3 {
+		e.pub(e.subj("mm", strconv.Itoa(i)), strconv.Itoa(i), "")
+	}
+	info, err := e.b.StreamInfo(e.ctx, cfg.Name)
+	must(e.t, err)
+	if info.Msgs != 2 || info.FirstSeq != 2 || info.LastSeq != 3 {
+		e.t.Fatalf("after 3 publishes into MaxMsgs 2: %+v; want the oldest discarded", info)
+	}
+	m, err := e.b.NextMsg(e.ctx, cfg.Name, "", 1)
+	must(e.t, err)
+	if m.Seq != 2 || string(m.Data) != "1" {
+		e.t.Fatalf("first kept message #%d %q", m.Seq, m.Data)
+	}
+}
+
+func testDeliverAll(e *env) {
+	st := e.stream("da")
+	for i := range 3 {
+		e.pub(e.subj("da", strconv.Itoa(i)), strconv.Itoa(i), "")
+	}
+	// A new durable starts at the beginning of the stream (deliver all).
+	ch, _ := e.deliveries(bus.ConsumerConfig{Stream: st, Durable: "late", AckWait: time.Minute})
+	for i := range 3 {
+		d := recv(e.t, ch, "history delivery")
+		if d.Seq() != uint64(i+1) || string(d.Msg().Data) != strconv.Itoa(i) {
+			e.t.Fatalf("history delivery %d: #%d %q", i, d.Seq(), d.Msg().Data)
+		}
+		must(e.t, d.Ack(e.ctx))
+	}
+}
+
+func testMaxAckPending(e *env) {
+	cfg := e.durable("ap", 5)
+	cfg.AckWait, cfg.MaxAckPending = time.Minute, 2
+	ch, _ := e.deliveries(cfg)
+	for i := range 5 {
+		e.pub(e.subj("ap", strconv.Itoa(i)), strconv.Itoa(i), "")
+	}
+	d1 := recv(e.t, ch, "delivery 1")
+	recv(e.t, ch, "delivery 2")
+	none(e.t, ch, e.quiet(e.ackWait), "delivery beyond MaxAckPending")
+	must(e.t, d1.Ack(e.ctx))
+	if d := recv(e.t, ch, "delivery after an ack freed a slot"); string(d.Msg().Data) != "2" {
+		e.t.Fatalf("got %q, want the next message", d.Msg().Data)
+	}
+	none(e.t, ch, e.quiet(0), "second delivery for one freed slot")
 }
 
 func (e *env) durable(name string, maxDeliver int) bus.ConsumerConfig {
