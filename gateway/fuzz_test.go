@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/event"
+)
+
+// FuzzRequestBody feeds arbitrary bodies to the code that turns a request
+// into an event: it must never panic, and every refusal is a client error
+// naming a field.
+func FuzzRequestBody(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":"Hello"}]}`,
+		`{"messages":[{"role":"user","blocks":[{"block_type":"text","text":"hi"}]}],"files":null}`,
+		`{"messages":"x"}`, `{"messages":[{"role":7}]}`, `{"user":{"id":"x"}}`, `{}`, `[]`, `null`, `{"messages":[null]}`,
+		`{"response":"yes","request_event":{"topic":{"agent_class":"A","agent_id":"b","thread_id":"t","display_id":"d","run_id":"r"}}}`,
+		`{"response":true,"request_event":{"topic":null}}`, `{"request_event":{"topic":{"agent_class":"a.b"}}}`,
+		`{"model":"A/b","messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"u"}}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	b := memory.New(memory.Options{})
+	defer b.Close()
+	g, err := New(Config{Bus: b, Auth: Anonymous(event.UserIdentity{ID: "u"})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	specs := []EventSpec{
+		{Name: "UserMessageEvent", Parents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+			Schema: json.RawMessage(`{"type":"object","required":["user","messages"],"properties":{"messages":{"type":"array"},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}}`)},
+		{Name: "HumanInTheLoopInputResponseEvent", Parents: []string{"HumanInTheLoopInputResponseEvent", "HumanInTheLoopResponseEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
+		{Name: "CustomStart", Parents: []string{"CustomStart", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
+	}
+	user := &event.UserIdentity{ID: "u", Name: "U", Email: "u@x", Roles: []string{}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var body map[string]json.RawMessage
+		if json.Unmarshal(data, &body) != nil || body == nil {
+			return
+		}
+		for _, spec := range specs {
+			copyBody := make(map[string]json.RawMessage, len(body))
+			for k, v := range body {
+				copyBody[k] = v
+			}
+			if _, err := g.buildEvent(spec, copyBody, user, "de"); err != nil {
+				var re *requestError
+				if !errors.As(err, &re) || re.field == "" || re.status != 400 {
+					t.Fatalf("%s: refusal %v is not a 400 naming a field", spec.Name, err)
+				}
+			}
+		}
+		if _, err := requestTopic(body); err != nil {
+			var re *requestError
+			if !errors.As(err, &re) || re.field == "" {
+				t.Fatalf("requestTopic: %v", err)
+			}
+		}
+		var req chatRequest
+		if json.Unmarshal(data, &req) == nil {
+			for _, m := range req.Messages {
+				_ = m.text()
+				_ = m.chatMessage()
+			}
+		}
+		_ = finalText(data)
+		_ = questionOf(data)
+		_, _ = exceptionOf(data)
+	})
+}
