@@ -117,7 +117,8 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("agenttest.New: consumer: %v", err)
 	}
-	sub, err := h.bus.Subscribe(h.ctx, "agent."+class+".>", "", h.collect)
+	// The protocol's nine-token subject: what the class's stream captures.
+	sub, err := h.bus.Subscribe(h.ctx, topic.StreamSubject(class), "", h.collect)
 	if err != nil {
 		t.Fatalf("agenttest.New: subscribe: %v", err)
 	}
@@ -276,7 +277,14 @@ func (h *Harness) Advance(d time.Duration) int {
 // stream sequence, delivery count 2), then settles.
 func (h *Harness) Redeliver(r *Result, eventID string) *Result {
 	h.t.Helper()
-	filter := "agent." + h.w.Class() + ".*.*.*." + r.topic.Run + ".control_event.*." + eventID
+	// An empty id would widen the pattern to every control event of the run.
+	if err := topic.ValidateToken("event_id", eventID); err != nil {
+		h.t.Fatalf("agenttest.Redeliver: %v", err)
+	}
+	filter, err := topic.AgentPattern{Class: h.w.Class(), Run: r.topic.Run, Type: topic.Control, EventID: eventID}.Subject()
+	if err != nil {
+		h.t.Fatalf("agenttest.Redeliver: %v", err)
+	}
 	m, err := h.bus.NextMsg(h.ctx, topic.StreamName(h.w.Class()), filter, 1)
 	if err != nil {
 		h.t.Fatalf("agenttest.Redeliver: event %s of run %s is not in the stream: %v", eventID, r.topic.Run, err)

@@ -143,6 +143,8 @@ type StreamConfig struct {
 	MaxMsgs    int64         // 0 or -1: unlimited
 	MaxAge     time.Duration // 0: unlimited
 	Duplicates time.Duration // de-duplication window for Nats-Msg-Id; 0: 2 min (server default)
+
+	err error // set by AgentStream for an invalid class; reported by Validate
 }
 
 // ConsumerConfig describes a durable consumer shared by a queue group.
@@ -153,6 +155,8 @@ type ConsumerConfig struct {
 	AckWait       time.Duration // 0 → 30 s
 	MaxDeliver    int           // 0 → 5
 	MaxAckPending int           // 0 → 1000, the NATS default
+
+	err error // set by RunnerConsumer for an invalid class; reported by Validate
 }
 
 // Consumer defaults, the reference runner's settings (spec bus.md §3.1).

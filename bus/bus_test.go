@@ -168,6 +168,28 @@ func TestReferenceConfigs(t *testing.T) {
 	}
 }
 
+// TestReferenceConfigsRefuseBadClass: a class that is not a valid subject
+// token is refused by Validate, naming the token, and the runner consumer's
+// filter never widens to the whole stream.
+func TestReferenceConfigsRefuseBadClass(t *testing.T) {
+	for _, class := range []string{"", "a.b", "a b", "*", ">", "a\u00a0b", "bad\xff"} {
+		s, c := bus.AgentStream(class), bus.RunnerConsumer(class)
+		for name, err := range map[string]error{"AgentStream": s.Validate(), "RunnerConsumer": c.Validate()} {
+			if !errors.Is(err, topic.ErrInvalidToken) || !strings.Contains(err.Error(), "agent_class") {
+				t.Errorf("%s(%q).Validate() = %v, want an invalid agent_class token", name, class, err)
+			}
+		}
+		b := memory.New(memory.Options{Manual: true})
+		if err := b.EnsureStream(context.Background(), s); err == nil {
+			t.Errorf("EnsureStream(AgentStream(%q)) succeeded", class)
+		}
+		if _, err := b.Consume(context.Background(), c, func(bus.Delivery) {}); !errors.Is(err, topic.ErrInvalidToken) {
+			t.Errorf("Consume(RunnerConsumer(%q)) = %v, want an invalid agent_class token", class, err)
+		}
+		_ = b.Close()
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	want := []time.Duration{time.Second, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
 	for n, w := range want {
@@ -193,7 +215,7 @@ func TestPublishEventRoutes(t *testing.T) {
 	ctx := context.Background()
 	b := manualBus(t)
 	var got []string
-	if _, err := b.Subscribe(ctx, "agent.BusTest.>", "", func(m *bus.Msg) { got = append(got, m.Subject) }); err != nil {
+	if _, err := b.Subscribe(ctx, topic.StreamSubject("BusTest"), "", func(m *bus.Msg) { got = append(got, m.Subject) }); err != nil {
 		t.Fatal(err)
 	}
 	stop := event.Stamp(&event.StopEvent{})

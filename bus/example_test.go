@@ -15,7 +15,7 @@ func ExamplePublishEvent() {
 	b := memory.New(memory.Options{Manual: true})
 	defer b.Close()
 	_ = b.EnsureStream(ctx, bus.AgentStream("Echo"))
-	_, _ = b.Subscribe(ctx, "agent.Echo.>", "", func(m *bus.Msg) {
+	_, _ = b.Subscribe(ctx, topic.StreamSubject("Echo"), "", func(m *bus.Msg) {
 		t, _ := topic.ParseAgent(m.Subject)
 		fmt.Println(t.Type, t.Name)
 	})

@@ -3,6 +3,8 @@ package bus
 import (
 	"fmt"
 	"time"
+
+	"github.com/saap-go/agent/topic"
 )
 
 // Reference stream settings (spec bus.md §2).
@@ -15,33 +17,43 @@ const (
 // AgentStream returns the stream of an agent class exactly as the reference
 // creates it: agent_<Class>_stream bound to agent.<Class>.*.*.*.*.*.*.*,
 // file storage, limits retention, 10,000,000 messages, discard old, 30 days,
-// 60 s duplicate window.
+// 60 s duplicate window. An invalid class makes Validate (and so
+// EnsureStream) fail with the class's *topic.TokenError.
 func AgentStream(class string) StreamConfig {
 	return StreamConfig{
-		Name:       "agent_" + class + "_stream",
-		Subjects:   []string{"agent." + class + ".*.*.*.*.*.*.*"},
+		Name:       topic.StreamName(class),
+		Subjects:   []string{topic.StreamSubject(class)},
 		Storage:    FileStorage,
 		MaxMsgs:    AgentStreamMaxMsgs,
 		MaxAge:     AgentStreamMaxAge,
 		Duplicates: AgentStreamDuplicates,
+		err:        topic.ValidateToken("agent_class", class),
 	}
 }
 
 // RunnerConsumer returns the durable consumer shared by all runners of an
 // agent class: agent_runner_<Class> over the class's control events, AckWait
-// 30 s, MaxDeliver 5 (spec bus.md §3.1).
+// 30 s, MaxDeliver 5 (spec bus.md §3.1). An invalid class makes Validate
+// (and so Consume) fail with the class's *topic.TokenError.
 func RunnerConsumer(class string) ConsumerConfig {
+	// On error the filter stays empty, but Validate refuses the config, so
+	// the empty filter never widens a consumer to the whole stream.
+	filter, err := topic.ClassControl(class)
 	return ConsumerConfig{
-		Stream:        "agent_" + class + "_stream",
+		Stream:        topic.StreamName(class),
 		Durable:       "agent_runner_" + class,
-		FilterSubject: "agent." + class + ".*.*.*.*.control_event.*.*",
+		FilterSubject: filter,
 		AckWait:       DefaultAckWait,
 		MaxDeliver:    DefaultMaxDeliver,
+		err:           err,
 	}
 }
 
 // Validate reports a stream config that no server would accept.
 func (c StreamConfig) Validate() error {
+	if c.err != nil {
+		return fmt.Errorf("bus: stream of agent class: %w", c.err)
+	}
 	if err := validateName("stream", c.Name); err != nil {
 		return err
 	}
@@ -58,6 +70,9 @@ func (c StreamConfig) Validate() error {
 
 // Validate reports a consumer config that no server would accept.
 func (c ConsumerConfig) Validate() error {
+	if c.err != nil {
+		return fmt.Errorf("bus: runner consumer of agent class: %w", c.err)
+	}
 	if err := validateName("stream", c.Stream); err != nil {
 		return err
 	}

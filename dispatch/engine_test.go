@@ -85,7 +85,10 @@ func (s *flakyStore) Complete(ctx context.Context, run dispatch.RunKey, stepName
 func streamCount(t *testing.T, h *agenttest.Harness, res *agenttest.Result, name string) int {
 	t.Helper()
 	class := res.Topic().Class
-	filter := "agent." + class + ".*.*.*." + res.RunID() + ".control_event." + name + ".*"
+	filter, err := topic.AgentPattern{Class: class, Run: res.RunID(), Type: topic.Control, Name: name}.Subject()
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for seq := uint64(1); ; {
 		m, err := h.Bus().NextMsg(t.Context(), topic.StreamName(class), filter, seq)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/topic"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
@@ -433,8 +434,12 @@ func testAgentStreamConfig(e *env) {
 	}
 	rc := bus.RunnerConsumer(class)
 	ch, _ := e.deliveries(rc)
-	subject := "agent." + class + ".wiki.t1.d1.r1.control_event.StartEvent.e1"
-	e.pub("agent."+class+".wiki.t1.d1.r1.display_event.ChunkEvent.e0", "display", "")
+	run := topic.Agent{Class: class, ID: "wiki", Thread: "t1", Display: "d1", Run: "r1"}
+	subject, err := run.Event(topic.Control, "StartEvent", "e1").Subject()
+	must(e.t, err)
+	display, err := run.Event(topic.Display, "ChunkEvent", "e0").Subject()
+	must(e.t, err)
+	e.pub(display, "display", "")
 	e.pub(subject, "control", "e1")
 	d := recv(e.t, ch, "control event on the runner consumer")
 	if d.Msg().Subject != subject {
