@@ -171,12 +171,7 @@ func (g *Gateway) Discover(ctx context.Context, want ...string) ([]string, error
 	}()
 
 	// A bare BaseEvent subclass without fields (bus.md §8.2).
-	data, err := json.Marshal(map[string]any{
-		"event_id":            event.NewID(),
-		"created_at":          g.now().UnixNano(),
-		"_event_name":         "ClassDiscoveryRequestEvent",
-		"_parent_event_names": []string{"ClassDiscoveryRequestEvent"},
-	})
+	data, err := event.Marshal(event.Stamp(&event.ClassDiscoveryRequestEvent{}))
 	if err != nil {
 		return nil, fmt.Errorf("gateway: discovery: encode request: %w", err)
 	}
