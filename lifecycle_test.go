@@ -14,6 +14,7 @@ import (
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -417,4 +418,63 @@ func TestPoisonMessageIsDeadLettered(t *testing.T) {
 	if !event.IsStop(w.terminal(t, ok.Run)) {
 		t.Fatal("the runner stopped working after a poison message")
 	}
+}
+
+// slow is the linear agent whose Answer step outlasts the AckWait.
+type slow struct {
+	counting
+	d time.Duration
+}
+
+func (s *slow) Steps() []*step.Step {
+	return []*step.Step{step.New(s.Ask), step.New(s.Answer), step.New(s.Finish)}
+}
+
+func (s *slow) Answer(ctx step.Context, a *Asked) (*Answered, error) {
+	out, err := s.counting.Answer(ctx, a) // counts the execution as it starts
+	time.Sleep(s.d)                       // simulated long work (an LLM call)
+	return out, err
+}
+
+// TestLongStepHeartbeats: a step that runs longer than the consumer's
+// AckWait is not redelivered while it runs (in-progress heartbeats, D1): it
+// executes once and the run completes.
+func TestLongStepHeartbeats(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("Slow")
+	w := watch(t, c, class)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	a := &slow{counting: counting{linear{class: class}, &mu, seen}, d: 2500 * time.Millisecond}
+	// Two replicas, so a redelivery would find a taker at once.
+	for range 2 {
+		startRunner(t, a, agent.WithNATS(s.URL()), agent.Standalone(), agent.WithAckWait(time.Second), quiet(t))
+	}
+	run := newRun(class, "slow")
+	publish(t, c, run, userMessage("hi"), nil)
+	if !event.IsStop(w.terminal(t, run.Run)) {
+		t.Fatalf("terminal %s", names(w.of(run.Run)))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := seen[run.Run+"/answer"]; n != 1 {
+		t.Errorf("the long step started %d times, want 1 (redelivered while it ran)", n)
+	}
+	info, err := mustConsumer(t, c, class).Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Delivered.Consumer > 4 {
+		t.Errorf("%d deliveries for the run's 4 control events", info.Delivered.Consumer)
+	}
+}
+
+func mustConsumer(t *testing.T, c *natsbus.Bus, class string) jetstream.Consumer {
+	t.Helper()
+	cons, err := c.JetStream().Consumer(context.Background(), topic.StreamName(class), "agent_runner_"+class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cons
 }

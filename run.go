@@ -162,6 +162,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	defer eng.Close() // after the consumer has stopped (srv.shutdown)
 	if r.o.discoverable {
 		if err := r.serveDiscovery(ctx, res, b); err != nil {
 			return err
