@@ -417,9 +417,8 @@ func benchPaused(b *testing.B, opts []agent.Option) {
 			b.Fatal(err)
 		}
 		_ = c.Close()
-		// The engine's heartbeat timer keeps it reachable for up to one
-		// heartbeat interval after Run returns: wait for the memory to be
-		// released, so the next measurement starts clean.
+		// Wait for the memory to be released, so the next measurement
+		// starts clean.
 		deadline := time.Now().Add(30 * time.Second)
 		for h, _ := heapNow(); h > before+1<<20 && time.Now().Before(deadline); h, _ = heapNow() {
 			time.Sleep(200 * time.Millisecond)
