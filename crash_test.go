@@ -385,7 +385,7 @@ func TestScenario34_CrashMidStep(t *testing.T) {
 func TestCrashReplicasRandomKills(t *testing.T) {
 	const (
 		runs  = 100
-		kills = 4
+		kills = 6
 	)
 	e := newCrashEnv(t)
 	work := envCrashWork + "=30ms"
@@ -404,7 +404,7 @@ func TestCrashReplicasRandomKills(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(15 * time.Millisecond) // spread the load over the kills
+			time.Sleep(20 * time.Millisecond) // spread the load over the kills
 		}
 	})
 
