@@ -478,3 +478,29 @@ func mustConsumer(t *testing.T, c *natsbus.Bus, class string) jetstream.Consumer
 	}
 	return cons
 }
+
+// TestRunFailsFastOnUnreachableServers: Run returns an error naming what it
+// could not reach, instead of serving nothing.
+func TestRunFailsFastOnUnreachableServers(t *testing.T) {
+	noExternal(t)
+	s := embedded(t)
+	cases := []struct {
+		name string
+		opts []agent.Option
+		want string
+	}{
+		{"nats", []agent.Option{agent.WithNATS("nats://127.0.0.1:1")}, "127.0.0.1:1"},
+		{"redis", []agent.Option{agent.WithNATS(s.URL()), agent.WithRedis("redis://127.0.0.1:1/0")}, "Redis"},
+		{"redis url", []agent.Option{agent.WithNATS(s.URL()), agent.WithRedis("http://nope")}, "REDIS_URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+			defer cancel()
+			err := agent.Run(ctx, &linear{class: uniqueClass("Fail")}, append(tc.opts, agent.Standalone(), quiet(t))...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run: %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
