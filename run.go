@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 
 	"github.com/saap-go/agent/bus"
@@ -175,7 +176,18 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	cfg.MaxDeliver = r.o.maxDeliver
 	cons, err := b.Consume(ctx, cfg, srv.handle)
 	if err != nil {
-		return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
+		// A drifted consumer that the server refuses to update is logged
+		// and used as it is (spec dispatch.md §20 scenario 36); any other
+		// failure stops the start.
+		if cur, ok := driftedConsumer(ctx, b, cfg); ok {
+			r.log.Warn("agent: could not reconcile the runner consumer; continuing with its current settings",
+				"consumer", cfg.Durable, "error", err, "ack_wait", cur.AckWait, "max_deliver", cur.MaxDeliver,
+				"max_ack_pending", cur.MaxAckPending)
+			cons, err = b.Consume(ctx, cur, srv.handle)
+		}
+		if err != nil {
+			return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
+		}
 	}
 
 	r.info.Store(&info)
@@ -385,3 +397,26 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 }
 
 const tracerName = "github.com/saap-go/agent"
+
+// driftedConsumer returns cfg with the AckWait, MaxDeliver and MaxAckPending
+// of the existing consumer, when one exists on a JetStream bus with the same
+// filter and different settings.
+func driftedConsumer(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) (bus.ConsumerConfig, bool) {
+	jsb, ok := b.(interface{ JetStream() jetstream.JetStream })
+	if !ok {
+		return cfg, false
+	}
+	c, err := jsb.JetStream().Consumer(ctx, cfg.Stream, cfg.Durable)
+	if err != nil {
+		return cfg, false
+	}
+	have := c.CachedInfo().Config
+	want := cfg.WithDefaults()
+	if have.FilterSubject != want.FilterSubject ||
+		(have.AckWait == want.AckWait && have.MaxDeliver == want.MaxDeliver && have.MaxAckPending == want.MaxAckPending) {
+		return cfg, false
+	}
+	cur := want
+	cur.AckWait, cur.MaxDeliver, cur.MaxAckPending = have.AckWait, have.MaxDeliver, have.MaxAckPending
+	return cur, true
+}

@@ -455,3 +455,51 @@ func TestScenario36_RunnerConsumerConfig(t *testing.T) {
 
 // openStore returns a store for the target, for tests that inspect it.
 func openStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store { return newStore(t, tg, c) }
+
+// TestScenario36_FailedUpdateIsLoggedAndStartContinues: a drifted runner
+// consumer that the server refuses to update (here: a stream limit on
+// MaxAckPending below the runner's 1000) is logged, and the runner starts
+// with the consumer's current settings.
+func TestScenario36_FailedUpdateIsLoggedAndStartContinues(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("S36F")
+	ctx := context.Background()
+	_, err := c.JetStream().CreateStream(ctx, jetstream.StreamConfig{
+		Name: topic.StreamName(class), Subjects: []string{topic.StreamSubject(class)},
+		Storage: jetstream.FileStorage, Duplicates: time.Minute,
+		ConsumerLimits: jetstream.StreamConsumerLimits{MaxAckPending: 100},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.JetStream().CreateConsumer(ctx, topic.StreamName(class), jetstream.ConsumerConfig{
+		Durable: "agent_runner_" + class, AckPolicy: jetstream.AckExplicitPolicy,
+		FilterSubject: "agent." + class + ".*.*.*.*.control_event.*.*",
+		AckWait:       7 * time.Second, MaxDeliver: 2, MaxAckPending: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := make(chan struct{})
+	w := watch(t, c, class)
+	startRunner(t, &linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(),
+		signalOn(t, "agent: could not reconcile the runner consumer; continuing with its current settings", warned))
+	select {
+	case <-warned:
+	default:
+		t.Error("no warning about the consumer that could not be updated")
+	}
+	run := newRun(class, "f")
+	publish(t, c, run, userMessage("hi"), nil)
+	if !event.IsStop(w.terminal(t, run.Run)) {
+		t.Fatal("the runner does not serve")
+	}
+	cons, err := c.JetStream().Consumer(ctx, topic.StreamName(class), "agent_runner_"+class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := cons.CachedInfo().Config; cfg.AckWait != 7*time.Second || cfg.MaxDeliver != 2 {
+		t.Errorf("consumer ack_wait %v max_deliver %d, want its settings kept", cfg.AckWait, cfg.MaxDeliver)
+	}
+}
