@@ -504,3 +504,51 @@ func TestRunFailsFastOnUnreachableServers(t *testing.T) {
 		})
 	}
 }
+
+// peak records the most executions of Answer running at once.
+type peak struct {
+	linear
+	mu        sync.Mutex
+	now, most int
+}
+
+func (p *peak) Steps() []*step.Step {
+	return []*step.Step{step.New(p.Ask), step.New(p.Answer), step.New(p.Finish)}
+}
+
+func (p *peak) Answer(ctx step.Context, a *Asked) (*Answered, error) {
+	p.mu.Lock()
+	p.now++
+	p.most = max(p.most, p.now)
+	p.mu.Unlock()
+	time.Sleep(20 * time.Millisecond) // simulated work, so executions would overlap
+	p.mu.Lock()
+	p.now--
+	p.mu.Unlock()
+	return p.linear.Answer(ctx, a)
+}
+
+// TestWithConcurrencyBoundsEventsInHand: with WithConcurrency(1) a replica
+// handles one control event at a time.
+func TestWithConcurrencyBoundsEventsInHand(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("Serial")
+	w := watch(t, c, class)
+	p := &peak{linear: linear{class: class}}
+	startRunner(t, p, agent.WithNATS(s.URL()), agent.Standalone(), agent.WithConcurrency(1), quiet(t))
+	var ids []string
+	for range 8 {
+		run := newRun(class, "c")
+		ids = append(ids, run.Run)
+		publish(t, c, run, userMessage("hi"), nil)
+	}
+	for _, id := range ids {
+		w.terminal(t, id)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.most != 1 {
+		t.Errorf("%d executions ran at once, want 1", p.most)
+	}
+}
