@@ -32,7 +32,8 @@
 // when the runner takes events) connects, ensures the class's stream
 // agent_<Class>_stream, and consumes its control events on the durable
 // queue consumer agent_runner_<Class> (AckWait 30 s, MaxDeliver 5, the
-// reference's settings; drift is reconciled at start). The class is the
+// reference's settings; drift is reconciled at start, and a consumer the
+// server refuses to update is logged and used as it is). The class is the
 // agent's Class method (Classer), else its Go type name.
 //
 // Each control event is acknowledged only after it was handled (D1): every
