@@ -66,7 +66,11 @@ func (h Header) wireSize() int {
 	return n
 }
 
-// Msg is one message as it crosses the bus.
+// Msg is one message as it crosses the bus. A bus copies what a publisher
+// passes (the publisher may reuse its buffers once the call returns); a Msg
+// a bus hands out (to a subscriber, in a Delivery, from NextMsg) may share
+// its Header and Data with other receivers of the same message, so treat
+// them as read-only: Clone the header to change it.
 type Msg struct {
 	Subject string
 	Reply   string

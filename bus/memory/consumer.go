@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/saap-go/agent/bus"
@@ -19,6 +20,15 @@ type consumer struct {
 	waiting []uint64         // due for redelivery, in order
 	members []*member
 	rr      int
+
+	// One timer per consumer serves every ack wait and Nak delay: it is set
+	// for the earliest due time and, when it fires, redelivers what is due
+	// and sets itself for the next. A hand-out therefore costs no timer.
+	timer    Timer
+	timerDue time.Time
+	timed    int    // pendings with a due time
+	arms     uint64 // orders pendings due at the same instant
+	expireFn func() // c.expire, bound once
 }
 
 type status int
@@ -34,14 +44,84 @@ type pend struct {
 	seq       uint64
 	delivered uint64
 	status    status
-	gen       uint64 // bumped at each hand-out, so stale timers do nothing
-	timer     Timer
+	gen       uint64    // bumped at each hand-out, so stale settles do nothing
+	due       time.Time // ack wait or Nak delay ends; zero: none running
+	armed     uint64    // when due was set, in the consumer's arm order
 }
 
-func (p *pend) stopTimer() {
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
+// setDue starts p's ack wait or Nak delay: due after d. b.mu is held.
+func (c *consumer) setDue(p *pend, d time.Duration) {
+	if p.due.IsZero() {
+		c.timed++
+	}
+	c.arms++
+	p.due, p.armed = c.b.clock.Now().Add(d), c.arms
+	c.schedule(p.due)
+}
+
+// clearDue cancels p's ack wait or Nak delay. The consumer's timer is left
+// to fire (and find nothing) rather than stopped and made anew for the next
+// message. b.mu is held.
+func (c *consumer) clearDue(p *pend) {
+	if !p.due.IsZero() {
+		p.due = time.Time{}
+		c.timed--
+	}
+}
+
+// schedule makes sure the timer fires by due. b.mu is held.
+func (c *consumer) schedule(due time.Time) {
+	if c.timer != nil && !due.Before(c.timerDue) {
+		return
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.timer, c.timerDue = c.b.clock.AfterFunc(due.Sub(c.b.clock.Now()), c.expireFn), due
+}
+
+// expire redelivers the pendings whose ack wait or Nak delay ended, in due
+// order (ties in arm order), and sets the timer for the next.
+func (c *consumer) expire() {
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	now := b.clock.Now()
+	if c.timer != nil && c.timerDue.After(now) {
+		return // a replaced timer that fired anyway; the current one is set
+	}
+	c.timer = nil
+	var due []*pend
+	for _, p := range c.pending {
+		if !p.due.IsZero() && !p.due.After(now) && (p.status == outstanding || p.status == delayed) {
+			due = append(due, p)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].due.Equal(due[j].due) {
+			return due[i].due.Before(due[j].due)
+		}
+		return due[i].armed < due[j].armed
+	})
+	for _, p := range due {
+		if c.pending[p.seq] == p { // an earlier redelivery may have dropped it
+			b.redeliver(c, p)
+		}
+	}
+	if c.timed == 0 {
+		return
+	}
+	var next time.Time
+	for _, p := range c.pending {
+		if !p.due.IsZero() && (next.IsZero() || p.due.Before(next)) {
+			next = p.due
+		}
+	}
+	if !next.IsZero() {
+		c.schedule(next)
 	}
 }
 
@@ -74,7 +154,8 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	c := st.consumers[cfg.Durable]
 	if c == nil {
 		c = &consumer{b: b, st: st, cfg: cfg, next: 1, pending: map[uint64]*pend{}}
-		st.consumers[cfg.Durable] = c
+		c.expireFn = c.expire
+		st.addConsumer(c)
 	} else {
 		c.cfg = cfg // reconcile drift, as the NATS bus does
 	}
@@ -100,7 +181,7 @@ func (b *Bus) DeleteConsumer(ctx context.Context, stream, durable string) error 
 		return fmt.Errorf("consumer %q on stream %q: %w", durable, stream, bus.ErrNotFound)
 	}
 	c.shutdown()
-	delete(st.consumers, durable)
+	st.removeConsumer(durable)
 	return nil
 }
 
@@ -111,9 +192,11 @@ func (c *consumer) shutdown() {
 		m.mb.tasks = nil
 	}
 	c.members = nil
-	for _, p := range c.pending {
-		p.stopTimer()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
 	}
+	c.timed = 0
 	c.pending = map[uint64]*pend{}
 	c.waiting = nil
 }
@@ -189,7 +272,7 @@ func (b *Bus) fill(c *consumer) {
 			continue
 		}
 		p.status = queued
-		b.dispatch(&task{member: c.pick(), seq: seq})
+		b.dispatchDurable(c, seq)
 	}
 	for len(c.pending) < c.cfg.MaxAckPending {
 		s := c.st.next(c.next, c.cfg.FilterSubject)
@@ -199,8 +282,15 @@ func (b *Bus) fill(c *consumer) {
 		}
 		c.next = s.seq + 1
 		c.pending[s.seq] = &pend{seq: s.seq, status: queued}
-		b.dispatch(&task{member: c.pick(), seq: s.seq})
+		b.dispatchDurable(c, s.seq)
 	}
+}
+
+// dispatchDurable queues message seq for the next member. b.mu is held.
+func (b *Bus) dispatchDurable(c *consumer, seq uint64) {
+	t := b.newTask()
+	t.member, t.seq = c.pick(), seq
+	b.dispatch(t)
 }
 
 // handOut marks the task's message delivered and returns its Delivery, or
@@ -221,29 +311,16 @@ func (b *Bus) handOut(t *task) *delivery {
 	p.delivered++
 	p.gen++
 	p.status = outstanding
-	b.arm(c, p, c.cfg.AckWait)
-	return &delivery{c: c, p: p, gen: p.gen, msg: copyMsg(s.msg), seq: s.seq, delivered: p.delivered}
-}
-
-// arm (re)starts the ack-wait timer of an outstanding message. b.mu is held.
-func (b *Bus) arm(c *consumer, p *pend, d time.Duration) {
-	p.stopTimer()
-	gen := p.gen
-	p.timer = b.clock.AfterFunc(d, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.closed || c.pending[p.seq] != p || p.gen != gen || p.status != outstanding {
-			return
-		}
-		p.timer = nil
-		b.redeliver(c, p)
-	})
+	c.setDue(p, c.cfg.AckWait)
+	// One allocation: the delivery holds its own Msg, whose header and data
+	// are the stored message's (read-only, see bus.Msg).
+	return &delivery{c: c, p: p, gen: p.gen, msg: *s.msg, seq: s.seq, delivered: p.delivered}
 }
 
 // redeliver makes p due again, or drops it once MaxDeliver deliveries were
 // made (NATS then stops redelivering). b.mu is held.
 func (b *Bus) redeliver(c *consumer, p *pend) {
-	p.stopTimer()
+	c.clearDue(p)
 	if c.cfg.MaxDeliver > 0 && p.delivered >= uint64(c.cfg.MaxDeliver) {
 		delete(c.pending, p.seq)
 		b.log.Warn("bus: message reached max deliveries", "stream", c.st.cfg.Name,
@@ -260,13 +337,13 @@ type delivery struct {
 	c         *consumer
 	p         *pend
 	gen       uint64
-	msg       *bus.Msg
+	msg       bus.Msg
 	seq       uint64
 	delivered uint64
 	settled   bool
 }
 
-func (d *delivery) Msg() *bus.Msg        { return d.msg }
+func (d *delivery) Msg() *bus.Msg        { return &d.msg }
 func (d *delivery) Seq() uint64          { return d.seq }
 func (d *delivery) NumDelivered() uint64 { return d.delivered }
 
@@ -296,7 +373,7 @@ func (d *delivery) Ack(ctx context.Context) error {
 	}
 	return d.settle(true, func(current bool) {
 		if current {
-			d.p.stopTimer()
+			d.c.clearDue(d.p)
 			delete(d.c.pending, d.seq)
 			d.c.b.fill(d.c)
 		}
@@ -315,18 +392,8 @@ func (d *delivery) Nak(delay time.Duration) error {
 			b.redeliver(d.c, p)
 			return
 		}
-		p.stopTimer()
 		p.status = delayed
-		c, gen := d.c, p.gen
-		p.timer = b.clock.AfterFunc(delay, func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if b.closed || c.pending[p.seq] != p || p.gen != gen || p.status != delayed {
-				return
-			}
-			p.timer = nil
-			b.redeliver(c, p)
-		})
+		d.c.setDue(p, delay)
 	})
 }
 
@@ -334,7 +401,7 @@ func (d *delivery) Nak(delay time.Duration) error {
 func (d *delivery) InProgress() error {
 	return d.settle(false, func(current bool) {
 		if current && d.p.gen == d.gen && d.p.status == outstanding {
-			d.c.b.arm(d.c, d.p, d.c.cfg.AckWait)
+			d.c.setDue(d.p, d.c.cfg.AckWait)
 		}
 	})
 }
@@ -343,7 +410,7 @@ func (d *delivery) InProgress() error {
 func (d *delivery) Term(reason string) error {
 	return d.settle(true, func(current bool) {
 		if current {
-			d.p.stopTimer()
+			d.c.clearDue(d.p)
 			delete(d.c.pending, d.seq)
 			d.c.b.log.Info("bus: message terminated", "stream", d.c.st.cfg.Name,
 				"consumer", d.c.cfg.Durable, "seq", d.seq, "reason", reason)
@@ -364,7 +431,7 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 		return fmt.Errorf("message %d of stream %q: %w", d.seq, d.c.st.cfg.Name, bus.ErrSettled)
 	}
 	dl := b.opts.DeadLetters
-	letter, id := dl.Letter(d.msg, d.c.st.cfg.Name, d.seq, d.delivered, reason)
+	letter, id := dl.Letter(&d.msg, d.c.st.cfg.Name, d.seq, d.delivered, reason)
 	if err := b.EnsureStream(ctx, dl.StreamConfig()); err != nil {
 		return fmt.Errorf("dead letter of message %d: %w", d.seq, err)
 	}

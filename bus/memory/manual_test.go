@@ -222,3 +222,79 @@ func TestRealClockRedeliversAndCloses(t *testing.T) {
 		t.Fatalf("Publish after Close: %v", err)
 	}
 }
+
+// TestPublisherBuffersAreCopied: the bus keeps one private copy of a
+// published message, so a publisher may reuse its data and header at once;
+// deliveries and NextMsg see what was published.
+func TestPublisherBuffersAreCopied(t *testing.T) {
+	ctx := context.Background()
+	b, _ := manual(t)
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	var core, durable []string
+	if _, err := b.Subscribe(ctx, "s.>", "", func(m *bus.Msg) { core = append(core, string(m.Data)+" "+m.Header.Get("K")) }); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d"}, func(d bus.Delivery) {
+		durable = append(durable, string(d.Msg().Data)+" "+d.Msg().Header.Get("K")+" "+d.Msg().Header.Get("Nats-Msg-Id"))
+		_ = d.Ack(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	data, h := []byte("one"), bus.Header{"K": {"v1"}}
+	if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.a", Header: h, Data: data}, "id-1"); err != nil {
+		t.Fatal(err)
+	}
+	copy(data, "two")
+	h["K"][0] = "v2"
+	if len(h) != 1 {
+		t.Fatalf("PublishStream changed the caller's header: %v", h)
+	}
+	b.DeliverAll(ctx)
+	if fmt.Sprint(core) != "[one v1]" || fmt.Sprint(durable) != "[one v1 id-1]" {
+		t.Fatalf("core %q, durable %q; want what was published", core, durable)
+	}
+	m, err := b.NextMsg(ctx, "s", "", 1)
+	if err != nil || string(m.Data) != "one" || m.Header.Get("K") != "v1" {
+		t.Fatalf("NextMsg = %+v, %v", m, err)
+	}
+}
+
+// TestOneTimerPerConsumer: however many messages are outstanding, a
+// consumer holds one timer, and their ack waits still expire in order.
+func TestOneTimerPerConsumer(t *testing.T) {
+	ctx := context.Background()
+	b, clk := manual(t)
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	c, err := b.Consume(ctx, bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: time.Second}, func(d bus.Delivery) {
+		got = append(got, fmt.Sprintf("%d#%d", d.Seq(), d.NumDelivered()))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for i := range 100 {
+		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.a", Data: []byte("x")}, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+		if n := b.DeliverAll(ctx); n != 1 {
+			t.Fatalf("delivered %d, want 1", n)
+		}
+		clk.Advance(time.Millisecond) // staggered ack waits
+	}
+	if n := clk.Timers(); n != 1 {
+		t.Fatalf("%d timers for 100 outstanding messages, want 1", n)
+	}
+	got = nil
+	clk.Advance(time.Second)
+	b.DeliverAll(ctx)
+	if len(got) != 100 || got[0] != "1#2" || got[99] != "100#2" {
+		t.Fatalf("redeliveries %v, want 1#2 … 100#2 in order", got)
+	}
+}

@@ -47,7 +47,9 @@ type Bus struct {
 	subs    []*sub // in subscription order
 	groupRR map[string]int
 	streams map[string]*stream
-	queue   []*task // Manual mode: pending deliveries in publish order
+	order   []*stream // streams sorted by name: the capture order
+	queue   []*task   // Manual mode: pending deliveries in publish order
+	free    []*task   // spent tasks for reuse: a delivery allocates none
 	wg      sync.WaitGroup
 }
 
@@ -105,6 +107,26 @@ type task struct {
 	seq    uint64
 }
 
+// newTask returns a task from the free list, or a new one. b.mu is held.
+func (b *Bus) newTask() *task {
+	if n := len(b.free); n > 0 {
+		t := b.free[n-1]
+		b.free[n-1] = nil
+		b.free = b.free[:n-1]
+		return t
+	}
+	return &task{}
+}
+
+// release returns a spent task (prepared, dropped) to the free list. b.mu
+// is held.
+func (b *Bus) release(t *task) {
+	*t = task{}
+	if len(b.free) < 256 {
+		b.free = append(b.free, t)
+	}
+}
+
 func (t *task) box() *mailbox {
 	if t.sub != nil {
 		return &t.sub.mb
@@ -149,35 +171,52 @@ func (b *Bus) drain(mb *mailbox) {
 		t := mb.tasks[0]
 		mb.tasks[0] = nil
 		mb.tasks = mb.tasks[1:]
-		call := b.prepare(t)
-		if call == nil {
+		c, ok := b.prepare(t)
+		if !ok {
 			continue
 		}
 		mb.busy++
 		b.mu.Unlock()
-		call()
+		c.run()
 		b.mu.Lock()
 		mb.busy--
 	}
 }
 
-// prepare turns t into the handler call to make, or nil if t went stale
-// (unsubscribed, stopped, acked meanwhile). b.mu is held.
-func (b *Bus) prepare(t *task) func() {
+// call is one handler call to make: a core message to a subscription, or a
+// delivery to a consumer member. A value, so preparing one allocates
+// nothing.
+type call struct {
+	sub func(*bus.Msg)
+	msg *bus.Msg
+	con func(bus.Delivery)
+	d   *delivery
+}
+
+func (c call) run() {
+	if c.sub != nil {
+		c.sub(c.msg)
+		return
+	}
+	c.con(c.d)
+}
+
+// prepare turns t into the handler call to make; ok is false if t went
+// stale (unsubscribed, stopped, acked meanwhile). Either way t is spent and
+// back on the free list. b.mu is held.
+func (b *Bus) prepare(t *task) (c call, ok bool) {
+	defer b.release(t)
 	if t.sub != nil {
-		s := t.sub
-		if s.closed {
-			return nil
+		if t.sub.closed {
+			return call{}, false
 		}
-		m := t.msg
-		return func() { s.h(m) }
+		return call{sub: t.sub.h, msg: t.msg}, true
 	}
 	d := b.handOut(t)
 	if d == nil {
-		return nil
+		return call{}, false
 	}
-	h := t.member.h
-	return func() { h(d) }
+	return call{con: t.member.h, d: d}, true
 }
 
 // Deliver hands over the oldest pending delivery, core or durable, calling
@@ -190,28 +229,36 @@ func (b *Bus) Deliver(ctx context.Context) bool {
 		return false
 	}
 	b.mu.Lock()
-	for len(b.queue) > 0 && !b.closed {
+	var (
+		c  call
+		mb *mailbox
+	)
+	for len(b.queue) > 0 && !b.closed && mb == nil {
 		t := b.queue[0]
 		b.queue[0] = nil
 		b.queue = b.queue[1:]
-		call := b.prepare(t)
-		if call == nil {
-			continue
+		box := t.box()
+		if prepared, ok := b.prepare(t); ok {
+			c, mb = prepared, box
 		}
-		mb := t.box()
-		mb.busy++
-		b.mu.Unlock()
-		defer func() {
-			b.mu.Lock()
-			mb.busy--
-			b.cond.Broadcast()
-			b.mu.Unlock()
-		}()
-		call()
-		return true
 	}
+	if mb == nil {
+		b.mu.Unlock()
+		return false
+	}
+	mb.busy++
 	b.mu.Unlock()
-	return false
+	defer b.done(mb)
+	c.run()
+	return true
+}
+
+// done ends a handler call that Deliver made, even one that panicked.
+func (b *Bus) done(mb *mailbox) {
+	b.mu.Lock()
+	mb.busy--
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // DeliverAll calls Deliver until nothing is pending or ctx is done, and
@@ -333,7 +380,7 @@ func (b *Bus) routeCore(m *bus.Msg) int {
 			continue
 		}
 		if s.queue == "" {
-			b.dispatch(&task{sub: s, msg: copyMsg(m)})
+			b.dispatchCore(s, m)
 			n++
 			continue
 		}
@@ -350,10 +397,18 @@ func (b *Bus) routeCore(m *bus.Msg) int {
 		members := groups[key]
 		i := b.groupRR[key] % len(members)
 		b.groupRR[key]++
-		b.dispatch(&task{sub: members[i], msg: copyMsg(m)})
+		b.dispatchCore(members[i], m)
 		n++
 	}
 	return n
+}
+
+// dispatchCore hands s its own Msg, sharing m's header and data (the bus's
+// private copy, read-only from here on). b.mu is held.
+func (b *Bus) dispatchCore(s *sub, m *bus.Msg) {
+	t := b.newTask()
+	t.sub, t.msg = s, share(m)
+	b.dispatch(t)
 }
 
 // Publish delivers m to the matching core subscriptions; see bus.Publisher.
@@ -377,7 +432,7 @@ func (b *Bus) outgoing(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	if err := bus.CheckMsg(m, b.opts.MaxPayload); err != nil {
 		return nil, err
 	}
-	return b.ready(ctx, copyMsg(m))
+	return b.ready(ctx, copyMsg(m, 0))
 }
 
 // ready checks ctx and injects its trace context into c, a private copy.
@@ -411,15 +466,15 @@ func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	inbox.pattern = "_INBOX.memory." + strconv.FormatUint(inbox.id, 10)
 	b.subs = append(b.subs, inbox)
 	m.Reply = inbox.pattern
-	var calls []func()
+	var calls []call
 	n := 0
 	if b.opts.Manual {
 		saved := b.queue
 		b.queue = nil
 		b.routeCore(m)
 		for _, t := range b.queue {
-			if call := b.prepare(t); call != nil {
-				calls = append(calls, call)
+			if c, ok := b.prepare(t); ok {
+				calls = append(calls, c)
 			}
 		}
 		b.queue = saved
@@ -433,8 +488,8 @@ func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("request to %q: %w", m.Subject, bus.ErrNoResponders)
 	}
-	for _, call := range calls {
-		call()
+	for _, c := range calls {
+		c.run()
 	}
 	select {
 	case r := <-inbox.direct:
@@ -447,11 +502,42 @@ func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	}
 }
 
-func copyMsg(m *bus.Msg) *bus.Msg {
+// copyMsg is the bus's private copy of a caller's message, taken once on
+// publish (the caller may reuse its buffers afterwards), with room for
+// extra more header keys. Everything handed out later shares its header
+// and data; see share.
+func copyMsg(m *bus.Msg, extra int) *bus.Msg {
 	return &bus.Msg{
 		Subject: m.Subject,
 		Reply:   m.Reply,
-		Header:  m.Header.Clone(),
+		Header:  cloneHeader(m.Header, extra),
 		Data:    append([]byte(nil), m.Data...),
 	}
+}
+
+// share returns a new Msg with m's header and data: receivers get their own
+// Msg and share the immutable contents (bus.Msg documents them read-only).
+func share(m *bus.Msg) *bus.Msg {
+	c := *m
+	return &c
+}
+
+// cloneHeader deep-copies h in two allocations (the map, one array for all
+// values), leaving room for extra more keys. nil stays nil unless extra > 0.
+func cloneHeader(h bus.Header, extra int) bus.Header {
+	if h == nil && extra == 0 {
+		return nil
+	}
+	n := 0
+	for _, v := range h {
+		n += len(v)
+	}
+	c := make(bus.Header, len(h)+extra)
+	vals := make([]string, 0, n+extra)
+	for k, v := range h {
+		i := len(vals)
+		vals = append(vals, v...)
+		c[k] = vals[i:len(vals):len(vals)] // capped: an Add never writes into a neighbour
+	}
+	return c
 }

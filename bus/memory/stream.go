@@ -12,11 +12,31 @@ import (
 
 type stream struct {
 	cfg       bus.StreamConfig
-	msgs      []*stored // ascending seq
+	msgs      []stored // ascending seq
 	last      uint64
 	ids       map[string]dedupe
 	pruned    time.Time
 	consumers map[string]*consumer
+	order     []*consumer // consumers sorted by durable name: the fill order
+}
+
+// addConsumer registers c under its durable name. b.mu is held.
+func (st *stream) addConsumer(c *consumer) {
+	st.consumers[c.cfg.Durable] = c
+	st.sortConsumers()
+}
+
+// removeConsumer forgets the durable. b.mu is held.
+func (st *stream) removeConsumer(durable string) {
+	delete(st.consumers, durable)
+	st.sortConsumers()
+}
+
+func (st *stream) sortConsumers() {
+	st.order = st.order[:0]
+	for _, name := range sortedKeys(st.consumers) {
+		st.order = append(st.order, st.consumers[name])
+	}
 }
 
 type stored struct {
@@ -48,11 +68,12 @@ func (st *stream) trim(now time.Time) {
 	}
 }
 
-// find returns the stored message with sequence seq, or nil.
+// find returns the stored message with sequence seq, or nil. The pointer
+// is valid until the stream changes (b.mu is held).
 func (st *stream) find(seq uint64) *stored {
 	i := sort.Search(len(st.msgs), func(i int) bool { return st.msgs[i].seq >= seq })
 	if i < len(st.msgs) && st.msgs[i].seq == seq {
-		return st.msgs[i]
+		return &st.msgs[i]
 	}
 	return nil
 }
@@ -63,7 +84,7 @@ func (st *stream) next(seq uint64, filter string) *stored {
 	i := sort.Search(len(st.msgs), func(i int) bool { return st.msgs[i].seq >= seq })
 	for ; i < len(st.msgs); i++ {
 		if filter == "" || bus.Match(filter, st.msgs[i].msg.Subject) {
-			return st.msgs[i]
+			return &st.msgs[i]
 		}
 	}
 	return nil
@@ -127,6 +148,7 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 		cfg.MaxMsgs = -1 // unlimited, reported as a server reports it
 	}
 	b.streams[cfg.Name] = &stream{cfg: cfg, ids: map[string]dedupe{}, consumers: map[string]*consumer{}}
+	b.sortStreams()
 	return nil
 }
 
@@ -177,6 +199,7 @@ func (b *Bus) DeleteStream(ctx context.Context, name string) error {
 		c.shutdown()
 	}
 	delete(b.streams, name)
+	b.sortStreams()
 	return nil
 }
 
@@ -187,12 +210,13 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	if m == nil {
 		return bus.PubAck{}, bus.CheckMsg(m, b.opts.MaxPayload)
 	}
-	c := copyMsg(m)
+	// The one copy of the message: stored, and shared by every delivery.
+	var c *bus.Msg
 	if msgID != "" {
-		if c.Header == nil {
-			c.Header = bus.Header{}
-		}
+		c = copyMsg(m, 1)
 		c.Header.Set("Nats-Msg-Id", msgID) // stored with the message, as on a server
+	} else {
+		c = copyMsg(m, 0)
 	}
 	if err := bus.CheckMsg(c, b.opts.MaxPayload); err != nil {
 		return bus.PubAck{}, err
@@ -207,9 +231,9 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 		return bus.PubAck{}, bus.ErrClosed
 	}
 	var st *stream
-	for _, name := range b.streamNames() {
-		if b.streams[name].captures(m.Subject) {
-			st = b.streams[name]
+	for _, x := range b.order {
+		if x.captures(m.Subject) {
+			st = x
 			break
 		}
 	}
@@ -225,14 +249,14 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 		}
 	}
 	st.last++
-	st.msgs = append(st.msgs, &stored{seq: st.last, msg: m, at: now})
+	st.msgs = append(st.msgs, stored{seq: st.last, msg: m, at: now})
 	if msgID != "" {
 		st.ids[msgID] = dedupe{seq: st.last, at: now}
 		st.pruneIDs(now)
 	}
 	st.trim(now)
-	for _, name := range sortedKeys(st.consumers) {
-		b.fill(st.consumers[name])
+	for _, c := range st.order {
+		b.fill(c)
 	}
 	return bus.PubAck{Stream: st.cfg.Name, Seq: st.last}, nil
 }
@@ -249,7 +273,14 @@ func (st *stream) pruneIDs(now time.Time) {
 	}
 }
 
-func (b *Bus) streamNames() []string { return sortedKeys(b.streams) }
+// sortStreams rebuilds the capture order after a stream came or went.
+// b.mu is held.
+func (b *Bus) sortStreams() {
+	b.order = b.order[:0]
+	for _, name := range sortedKeys(b.streams) {
+		b.order = append(b.order, b.streams[name])
+	}
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -282,5 +313,5 @@ func (b *Bus) NextMsg(ctx context.Context, name, filter string, seq uint64) (*bu
 	if s == nil {
 		return nil, fmt.Errorf("stream %q: no message matching %q from sequence %d: %w", name, filter, seq, bus.ErrNotFound)
 	}
-	return &bus.StoredMsg{Msg: *copyMsg(s.msg), Seq: s.seq, Time: s.at}, nil
+	return &bus.StoredMsg{Msg: *s.msg, Seq: s.seq, Time: s.at}, nil // header and data shared, read-only
 }
