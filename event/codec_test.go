@@ -374,3 +374,24 @@ func TestComposeContextBlocks(t *testing.T) {
 		t.Errorf("BlockMessages = %v, %v", m, err)
 	}
 }
+
+func TestUnmarshalNamed(t *testing.T) {
+	// Untagged fields take the given name and parents; an unknown name
+	// falls back along them and keeps its identity.
+	e, err := UnmarshalNamed([]byte(`{"content":"x"}`), "MyChunk", []string{"MyChunk", "ChunkEvent", "DisplayEvent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := e.(*ChunkEvent)
+	if !ok || c.Content != "x" || Name(e) != "MyChunk" || !IsFallback(e) {
+		t.Errorf("UnmarshalNamed = %T %+v, name %q", e, e, Name(e))
+	}
+	// A tag in the data wins over the given name.
+	e, err = UnmarshalNamed([]byte(`{"_event_name":"StopEvent"}`), "ChunkEvent", nil)
+	if err != nil || Name(e) != "StopEvent" {
+		t.Errorf("tagged data: %q, %v", Name(e), err)
+	}
+	if _, err := UnmarshalNamed([]byte(`{"content":7}`), "ChunkEvent", nil); !errors.Is(err, ErrType) {
+		t.Errorf("wrong type: %v", err)
+	}
+}

@@ -28,7 +28,15 @@ type Persisted struct {
 // _parent_event_names from EventName and EventParents where the data has
 // none.
 func (p *Persisted) Event() (Event, error) {
-	d := decoder{data: validUTF8(p.EventData), event: p.EventName, defName: p.EventName, defParents: p.EventParents, hasDefs: true}
+	return UnmarshalNamed(p.EventData, p.EventName, p.EventParents)
+}
+
+// UnmarshalNamed decodes data like Unmarshal, taking _event_name and
+// _parent_event_names from name and parents where the data has none: the
+// reference's from_raw_data, for fields that arrive without type tags (a
+// stored document, an HTTP body) when the type is known by name only.
+func UnmarshalNamed(data []byte, name string, parents []string) (Event, error) {
+	d := decoder{data: validUTF8(data), event: name, defName: name, defParents: parents, hasDefs: true}
 	return d.eventAs(nil, true)
 }
 

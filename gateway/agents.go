@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/saap-go/agent/bus"
@@ -124,7 +124,7 @@ func aihubHeaders(r *http.Request) bus.Header {
 
 // delivery is an event ready to be published into a run.
 type delivery struct {
-	spec    EventSpec
+	spec    event.EventSpecs
 	event   event.Event
 	user    *event.UserIdentity
 	target  topic.Agent // Type, Name set; EventID filled at publish
@@ -169,7 +169,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 
 // startDelivery builds a start event as StartEvent.from_raw_data does
 // (wire.md §6) and checks the caller's access to the thread.
-func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, id string, spec EventSpec) (*delivery, error) {
+func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, id string, spec event.EventSpecs) (*delivery, error) {
 	thread, err := queryID(r, "thread_id")
 	if err != nil {
 		return nil, err
@@ -200,8 +200,8 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 		spec:    spec,
 		event:   e,
 		user:    user,
-		target:  topic.Agent{Class: class.Name, ID: id, Thread: thread, Display: display, Run: run, Type: topic.Control, Name: spec.Name},
-		primary: primary{class: class.Name, id: id, run: run},
+		target:  topic.Agent{Class: class.Name(), ID: id, Thread: thread, Display: display, Run: run, Type: topic.Control, Name: spec.EventName},
+		primary: primary{class: class.Name(), id: id, run: run},
 		header:  aihubHeaders(r),
 		watch:   display,
 	}, nil
@@ -247,7 +247,7 @@ type hitlTopic struct {
 // the thread. As in the reference, the topic may name another agent of the
 // thread than the URL (an AITL delegate's question); the thread and the
 // response event's name must match.
-func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, spec EventSpec) (*delivery, error) {
+func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, spec event.EventSpecs) (*delivery, error) {
 	thread, err := queryID(r, "thread_id")
 	if err != nil {
 		return nil, err
@@ -264,9 +264,9 @@ func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user 
 	if err != nil {
 		return nil, err
 	}
-	if t.Name != "" && t.Name != spec.Name {
+	if t.Name != "" && t.Name != spec.EventName {
 		return nil, badRequest("request_event.topic.event_name",
-			"request_event.topic.event_name: the request expects %s, not %s", t.Name, spec.Name)
+			"request_event.topic.event_name: the request expects %s, not %s", t.Name, spec.EventName)
 	}
 	if thread == "" {
 		thread = t.Thread
@@ -289,29 +289,45 @@ func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user 
 		spec:    spec,
 		event:   e,
 		user:    user,
-		target:  topic.Agent{Class: t.Class, ID: t.ID, Thread: thread, Display: t.Display, Run: t.Run, Type: topic.Control, Name: spec.Name},
+		target:  topic.Agent{Class: t.Class, ID: t.ID, Thread: thread, Display: t.Display, Run: t.Run, Type: topic.Control, Name: spec.EventName},
 		primary: primary{class: t.Class, id: t.ID, run: t.Run},
 		header:  aihubHeaders(r),
 		watch:   display,
 	}, nil
 }
 
-// requestTopic extracts and checks request_event.topic of a HITL response body.
+// requestTopic decodes request_event of a HITL response body with the
+// event codec and checks its topic.
 func requestTopic(body map[string]json.RawMessage) (hitlTopic, error) {
 	raw, ok := body["request_event"]
-	if !ok || string(raw) == "null" {
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
 		return hitlTopic{}, badRequest("request_event", "request_event: required (the HITL request being answered)")
 	}
-	var req struct {
-		Topic *hitlTopic `json:"topic"`
+	req, err := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](raw)
+	if err != nil {
+		field := "request_event"
+		if f := fieldOf(err); f != "body" {
+			field += "." + f
+		}
+		return hitlTopic{}, badRequest(field, "request_event: %v", err)
 	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return hitlTopic{}, badRequest("request_event", "request_event: %v", err)
-	}
+	return topicOf(req)
+}
+
+// topicOf checks and reads the topic of a HITL request.
+func topicOf(req *event.HumanInTheLoopRequestEvent) (hitlTopic, error) {
 	if req.Topic == nil {
 		return hitlTopic{}, badRequest("request_event.topic", "request_event.topic: required")
 	}
-	t := *req.Topic
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	tp := req.Topic
+	t := hitlTopic{Class: str(tp.AgentClass), ID: str(tp.AgentID), Thread: str(tp.ThreadID),
+		Display: str(tp.DisplayID), Run: str(tp.RunID), Name: str(tp.EventName)}
 	for _, f := range []struct{ name, v string }{
 		{"agent_class", t.Class}, {"agent_id", t.ID}, {"thread_id", t.Thread}, {"display_id", t.Display}, {"run_id", t.Run},
 	} {
@@ -322,39 +338,39 @@ func requestTopic(body map[string]json.RawMessage) (hitlTopic, error) {
 	return t, nil
 }
 
-// buildEvent assembles the event JSON as the reference's from_raw_data does
-// and decodes it. user and locale are added for start events only.
-func (g *Gateway) buildEvent(spec EventSpec, body map[string]json.RawMessage, user *event.UserIdentity, locale string) (event.Event, error) {
+// buildEvent turns a request body into an event as the reference's
+// from_raw_data does: the body's fields, typed by the spec's name and
+// parents, decoded by the event codec; then a fresh id and time. user and
+// locale are added for start events only.
+func (g *Gateway) buildEvent(spec event.EventSpecs, body map[string]json.RawMessage, user *event.UserIdentity, locale string) (event.Event, error) {
 	for _, f := range frameworkFields {
 		delete(body, f)
 	}
-	if err := checkSchema(spec.Schema, body); err != nil {
+	if err := checkSchema(spec.EventSchema, body); err != nil {
 		return nil, err
 	}
-	obj := make(map[string]any, len(body)+6)
-	for k, v := range body {
-		obj[k] = v
-	}
-	obj["event_id"] = event.NewID()
-	obj["created_at"] = g.now().UnixNano()
 	if user != nil {
-		obj["user"] = user
-		obj["locale"] = locale
+		u, err := event.MarshalValue(user)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: encode user: %w", err)
+		}
+		l, _ := json.Marshal(locale)
+		body["user"], body["locale"] = u, l
 	}
-	obj["_event_name"] = spec.Name
-	parents := spec.Parents
-	if len(parents) == 0 {
-		parents = []string{spec.Name}
-	}
-	obj["_parent_event_names"] = parents
-	data, err := json.Marshal(obj)
+	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, badRequest("body", "body: %v", err)
 	}
-	e, err := event.Unmarshal(data)
+	parents := spec.EventParents
+	if len(parents) == 0 {
+		parents = []string{spec.EventName}
+	}
+	e, err := event.UnmarshalNamed(data, spec.EventName, parents)
 	if err != nil {
 		return nil, badRequest(fieldOf(err), "body: %v", err)
 	}
+	b := e.EventBase()
+	b.EventID, b.CreatedAt = event.NewID(), g.now().UnixNano()
 	if missing := event.Missing(e); len(missing) > 0 {
 		return nil, badRequest(missing[0], "body: %s: required field missing", strings.Join(missing, ", "))
 	}
@@ -444,22 +460,22 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, d *delivery, st
 	case err != nil:
 		// The client went away; nobody reads an answer.
 	case event.IsException(final.event):
-		msg, status := exceptionOf(final.raw)
+		msg, status := exceptionOf(final)
 		writeError(w, status, msg, "")
 	default:
 		writeRaw(w, http.StatusOK, final.raw)
 	}
 }
 
-// exceptionOf reads message and http_status_code of an ExceptionEvent.
-func exceptionOf(raw []byte) (string, int) {
-	var x struct {
-		Message string          `json:"message"`
-		Status  json.RawMessage `json:"http_status_code"`
+// exceptionOf reads message and http_status_code of an ExceptionEvent of
+// any subtype.
+func exceptionOf(s *seen) (string, int) {
+	x, ok := as[event.ExceptionEvent](s)
+	if !ok {
+		return "", http.StatusInternalServerError
 	}
-	_ = json.Unmarshal(raw, &x)
 	status := http.StatusInternalServerError
-	if n, err := strconv.Atoi(string(x.Status)); err == nil && n >= 400 && n <= 599 {
+	if n := x.HTTPStatusCode; n >= 400 && n <= 599 {
 		status = n
 	}
 	return x.Message, status

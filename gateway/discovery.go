@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,58 +14,53 @@ import (
 	"github.com/saap-go/agent/topic"
 )
 
-// EventSpec is one event type a class accepts or emits, as its discovery
-// response describes it (`EventSpecs` on the wire).
-type EventSpec struct {
-	Name    string          `json:"event_name"`
-	Schema  json.RawMessage `json:"event_schema,omitempty"`
-	Parents []string        `json:"event_parents"`
+// Class is what the gateway knows about one discovered agent class: its
+// discovery answer, decoded by the event codec like every event the gateway
+// receives, and when that answer came.
+type Class struct {
+	// Response is the class's AgentClassDiscoveryResponseEvent.
+	Response *event.AgentClassDiscoveryResponseEvent
+	// Discovered is when the class last answered a discovery request.
+	Discovered time.Time
 }
 
-// Has reports whether the spec's type is name or descends from it.
-func (s EventSpec) Has(name string) bool { return s.Name == name || slices.Contains(s.Parents, name) }
+// Name returns the class's agent_class.
+func (c *Class) Name() string { return c.Response.AgentClass }
 
-// Class is what the gateway knows about one discovered agent class.
-type Class struct {
-	Name           string      `json:"agent_class"`
-	Conversational bool        `json:"is_conversational"`
-	StartEvents    []EventSpec `json:"start_events"`
-	StopEvents     []EventSpec `json:"stop_events"`
-	HITLRequests   []EventSpec `json:"hitl_request_events"`
-	HITLResponses  []EventSpec `json:"hitl_response_events"`
-	// Discovered is when the class last answered a discovery request.
-	Discovered time.Time `json:"-"`
+// specHas reports whether the spec's type is name or descends from it.
+func specHas(s event.EventSpecs, name string) bool {
+	return s.EventName == name || slices.Contains(s.EventParents, name)
+}
+
+// findSpec returns the spec called name.
+func findSpec(specs []event.EventSpecs, name string) (event.EventSpecs, bool) {
+	for _, s := range specs {
+		if s.EventName == name {
+			return s, true
+		}
+	}
+	return event.EventSpecs{}, false
 }
 
 // startEvent returns the class's start event spec called name.
-func (c *Class) startEvent(name string) (EventSpec, bool) {
-	for _, s := range c.StartEvents {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return EventSpec{}, false
+func (c *Class) startEvent(name string) (event.EventSpecs, bool) {
+	return findSpec(c.Response.StartEvents, name)
 }
 
 // hitlResponse returns the class's HITL response spec called name.
-func (c *Class) hitlResponse(name string) (EventSpec, bool) {
-	for _, s := range c.HITLResponses {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return EventSpec{}, false
+func (c *Class) hitlResponse(name string) (event.EventSpecs, bool) {
+	return findSpec(c.Response.HITLResponseEvents, name)
 }
 
 // chatStart returns the start event a chat message becomes: the first start
 // event that is a UserMessageEvent.
-func (c *Class) chatStart() (EventSpec, bool) {
-	for _, s := range c.StartEvents {
-		if s.Has("UserMessageEvent") {
+func (c *Class) chatStart() (event.EventSpecs, bool) {
+	for _, s := range c.Response.StartEvents {
+		if specHas(s, "UserMessageEvent") {
 			return s, true
 		}
 	}
-	return EventSpec{}, false
+	return event.EventSpecs{}, false
 }
 
 // registry holds the discovered classes.
@@ -87,38 +83,38 @@ func (r *registry) list() []*Class {
 	for _, c := range r.classes {
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b *Class) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *Class) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
 }
 
 // Classes returns the classes the gateway serves, sorted by name.
 func (g *Gateway) Classes() []*Class { return g.reg.list() }
 
-// AddClass serves c's endpoints until a complete discovery cycle misses
-// it. Discovery calls it for every answer; tests and embedders may call it
-// to register a class they know without a round trip.
-func (g *Gateway) AddClass(c *Class) error {
-	if c == nil || c.Name == "" {
-		return fmt.Errorf("gateway: class without agent_class")
+// AddClass serves the endpoints of the class resp describes (as its agent
+// would answer discovery, e.g. discovery.Build) until a complete discovery
+// cycle misses it. Tests and embedders use it to register a class they know
+// without a round trip.
+func (g *Gateway) AddClass(resp *event.AgentClassDiscoveryResponseEvent) error {
+	c, err := newClass(resp)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
 	}
-	if err := validToken("agent_class", c.Name); err != nil {
-		return err
-	}
-	if c.Discovered.IsZero() {
-		c.Discovered = g.now()
-	}
+	c.Discovered = g.now()
 	g.reg.mu.Lock()
 	defer g.reg.mu.Unlock()
-	g.reg.classes[c.Name] = c
+	g.reg.classes[c.Name()] = c
 	return nil
+}
+
+// newClass checks a discovery answer and wraps it.
+func newClass(resp *event.AgentClassDiscoveryResponseEvent) (*Class, error) {
+	if resp == nil || resp.AgentClass == "" {
+		return nil, errors.New("discovery response without agent_class")
+	}
+	if err := validToken("agent_class", resp.AgentClass); err != nil {
+		return nil, err
+	}
+	return &Class{Response: resp}, nil
 }
 
 // Discover runs one discovery cycle now: it publishes a
@@ -152,13 +148,13 @@ func (g *Gateway) Discover(ctx context.Context, want ...string) ([]string, error
 	answers := make(chan answer, 64)
 	done := make(chan struct{})
 	sub, err := g.bus.Subscribe(ctx, respSubject, "", func(m *bus.Msg) {
-		var c Class
-		err := json.Unmarshal(m.Data, &c)
-		if err == nil && c.Name == "" {
-			err = fmt.Errorf("response without agent_class")
+		var c *Class
+		resp, err := event.UnmarshalAs[event.AgentClassDiscoveryResponseEvent](m.Data)
+		if err == nil {
+			c, err = newClass(resp)
 		}
 		select {
-		case answers <- answer{&c, err}:
+		case answers <- answer{c, err}:
 		case <-done:
 		}
 	})
@@ -200,16 +196,13 @@ collect:
 				g.log.Warn("gateway: ignoring malformed discovery response", "err", a.err)
 				continue
 			}
-			if _, dup := seen[a.class.Name]; dup {
-				continue
-			}
-			if err := validToken("agent_class", a.class.Name); err != nil {
-				g.log.Warn("gateway: ignoring discovery response", "err", err)
+			name := a.class.Name()
+			if _, dup := seen[name]; dup {
 				continue
 			}
 			a.class.Discovered = g.now()
-			seen[a.class.Name] = a.class
-			delete(missing, a.class.Name)
+			seen[name] = a.class
+			delete(missing, name)
 			if len(want) > 0 && len(missing) == 0 {
 				break collect
 			}

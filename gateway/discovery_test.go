@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func classNames(gw *gateway.Gateway) []string {
 	var out []string
 	for _, c := range gw.Classes() {
-		out = append(out, c.Name)
+		out = append(out, c.Name())
 	}
 	return out
 }
@@ -41,7 +41,7 @@ func testDiscoveryCycle(t *testing.T, nb newBusFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.AddClass(&gateway.Class{Name: "Ghost"}); err != nil {
+	if err := gw.AddClass(&event.AgentClassDiscoveryResponseEvent{AgentClass: "Ghost"}); err != nil {
 		t.Fatal(err)
 	}
 	// Waiting for named classes ends the cycle early and removes nothing.
@@ -61,16 +61,26 @@ func testDiscoveryCycle(t *testing.T, nb newBusFunc) {
 		t.Fatalf("after a full cycle: answered %v, serving %v; want %v", got, classNames(gw), want)
 	}
 	c, _ := gw.Class("EchoAgent")
-	if !c.Conversational || len(c.StartEvents) != 1 || c.StartEvents[0].Name != "UserMessageEvent" ||
-		len(c.HITLResponses) != 1 || c.Discovered.IsZero() {
-		t.Errorf("class = %+v", c)
+	// The answer is the library type, decoded by the codec: declared fields
+	// and the event's identity survive.
+	r := c.Response
+	if !r.IsConversational || len(r.StartEvents) != 1 || r.StartEvents[0].EventName != "UserMessageEvent" ||
+		len(r.HITLResponseEvents) != 1 || r.Name == nil || r.Name.En != "EchoAgent" || r.Icon != "mage:robot" ||
+		r.EventID == "" || event.Name(r) != "AgentClassDiscoveryResponseEvent" || c.Discovered.IsZero() {
+		t.Errorf("class = %+v", r)
+	}
+	if _, ok := r.StartEvents[0].EventSchema["properties"]; !ok {
+		t.Errorf("start event schema lost: %s", r.StartEvents[0].EventSchema)
 	}
 	// A wanted class that never answers is an error naming it.
 	if _, err := gw.Discover(ctxTimeout(t), "Nobody"); err == nil {
 		t.Error("Discover(Nobody) succeeded")
 	}
-	if err := gw.AddClass(&gateway.Class{Name: "bad.name"}); err == nil {
+	if err := gw.AddClass(&event.AgentClassDiscoveryResponseEvent{AgentClass: "bad.name"}); err == nil {
 		t.Error("AddClass accepted an invalid class token")
+	}
+	if err := gw.AddClass(nil); err == nil {
+		t.Error("AddClass accepted nil")
 	}
 }
 

@@ -6,7 +6,10 @@
 // A Gateway is an http.Handler. It learns which agent classes exist by
 // discovery: every DiscoveryPeriod it publishes a ClassDiscoveryRequestEvent
 // and collects the classes' answers for DiscoveryWindow (Run or
-// ListenAndServe do this; Discover runs one cycle on demand). For every start
+// ListenAndServe do this; Discover runs one cycle on demand). Every event
+// the gateway receives or sends, discovery answers included, passes the
+// event codec: a Class holds its answer as an
+// event.AgentClassDiscoveryResponseEvent. For every start
 // event and HITL response event of a discovered class it serves
 //
 //	POST /api/v1/{tenant}/agents/classes/{Class}/instances/{id}/{Event}[/stream]

@@ -39,9 +39,11 @@ func Example() {
 		Bus:  b,
 		Auth: gateway.StaticTokens(map[string]event.UserIdentity{"secret": {ID: "ada", Name: "Ada", Email: "ada@example.com", Roles: []string{}}}),
 	})
-	_ = gw.AddClass(&gateway.Class{Name: "EchoAgent", StartEvents: []gateway.EventSpec{{
-		Name:    "UserMessageEvent",
-		Parents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+	// The class as its agent answers discovery (discovery.Build makes this
+	// from a workflow); Discover or Run would learn it from the bus.
+	_ = gw.AddClass(&event.AgentClassDiscoveryResponseEvent{AgentClass: "EchoAgent", StartEvents: []event.EventSpecs{{
+		EventName:    "UserMessageEvent",
+		EventParents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
 	}}})
 	srv := httptest.NewServer(gw)
 	defer srv.Close()

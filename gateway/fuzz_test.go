@@ -29,11 +29,12 @@ func FuzzRequestBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	specs := []EventSpec{
-		{Name: "UserMessageEvent", Parents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
-			Schema: json.RawMessage(`{"type":"object","required":["user","messages"],"properties":{"messages":{"type":"array"},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}}`)},
-		{Name: "HumanInTheLoopInputResponseEvent", Parents: []string{"HumanInTheLoopInputResponseEvent", "HumanInTheLoopResponseEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
-		{Name: "CustomStart", Parents: []string{"CustomStart", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
+	specs := []event.EventSpecs{
+		{EventName: "UserMessageEvent", EventParents: []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+			EventSchema: map[string]json.RawMessage{"type": json.RawMessage(`"object"`), "required": json.RawMessage(`["user","messages"]`),
+				"properties": json.RawMessage(`{"messages":{"type":"array"},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}`)}},
+		{EventName: "HumanInTheLoopInputResponseEvent", EventParents: []string{"HumanInTheLoopInputResponseEvent", "HumanInTheLoopResponseEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
+		{EventName: "CustomStart", EventParents: []string{"CustomStart", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}},
 	}
 	user := &event.UserIdentity{ID: "u", Name: "U", Email: "u@x", Roles: []string{}}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -49,7 +50,7 @@ func FuzzRequestBody(f *testing.F) {
 			if _, err := g.buildEvent(spec, copyBody, user, "de"); err != nil {
 				var re *requestError
 				if !errors.As(err, &re) || re.field == "" || re.status != 400 {
-					t.Fatalf("%s: refusal %v is not a 400 naming a field", spec.Name, err)
+					t.Fatalf("%s: refusal %v is not a 400 naming a field", spec.EventName, err)
 				}
 			}
 		}
@@ -66,8 +67,11 @@ func FuzzRequestBody(f *testing.F) {
 				_ = m.chatMessage()
 			}
 		}
-		_ = finalText(data)
-		_ = questionOf(data)
-		_, _ = exceptionOf(data)
+		if e, err := event.Unmarshal(data); err == nil {
+			x := &seen{event: e, raw: data}
+			_ = finalText(x)
+			_, _ = as[event.HumanInTheLoopRequestEvent](x)
+			_, _ = exceptionOf(x)
+		}
 	})
 }

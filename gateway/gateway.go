@@ -110,7 +110,7 @@ func New(cfg Config) (*Gateway, error) {
 		threads: cfg.Threads,
 		log:     cfg.Logger,
 		reg:     registry{classes: make(map[string]*Class)},
-		chats:   &openRequests{m: make(map[string]json.RawMessage)},
+		chats:   &openRequests{m: make(map[string]openRequest)},
 	}
 	g.routes()
 	return g, nil

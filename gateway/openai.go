@@ -58,28 +58,33 @@ func (m chatMessage) text() string {
 	return b.String()
 }
 
-// blocks converts the message to a ChatMessage (wire.md §8.2).
-func (m chatMessage) chatMessage() map[string]any {
-	var blocks []map[string]any
+// chatMessage converts the message to the library's ChatMessage (wire.md
+// §8.2), which the event codec then writes.
+func (m chatMessage) chatMessage() event.ChatMessage {
+	blocks := []event.Block{}
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
-		blocks = append(blocks, map[string]any{"block_type": "text", "text": s})
+		blocks = append(blocks, &event.TextBlock{Text: s})
 	} else {
 		var parts []contentPart
 		_ = json.Unmarshal(m.Content, &parts)
 		for _, p := range parts {
 			switch {
 			case p.Type == "text":
-				blocks = append(blocks, map[string]any{"block_type": "text", "text": p.Text})
+				blocks = append(blocks, &event.TextBlock{Text: p.Text})
 			case p.Type == "image_url" && p.ImageURL != nil:
-				blocks = append(blocks, map[string]any{"block_type": "image", "url": p.ImageURL.URL})
+				blocks = append(blocks, &event.ImageBlock{URL: event.Str(p.ImageURL.URL)})
 			}
 		}
 	}
-	if blocks == nil {
-		blocks = []map[string]any{}
-	}
-	return map[string]any{"role": m.Role, "additional_kwargs": map[string]any{}, "blocks": blocks}
+	return event.ChatMessage{Role: m.Role, AdditionalKwargs: map[string]json.RawMessage{}, Blocks: blocks}
+}
+
+// openRequest is a HITL request a chat completion ended with: its JSON as
+// received and its decoded form.
+type openRequest struct {
+	raw []byte
+	req *event.HumanInTheLoopRequestEvent
 }
 
 // openRequests remembers, per thread, the HITL input or chat request that
@@ -87,16 +92,16 @@ func (m chatMessage) chatMessage() map[string]any {
 // reference's chat flow, bus.md §9.1 step 4).
 type openRequests struct {
 	mu sync.Mutex
-	m  map[string]json.RawMessage
+	m  map[string]openRequest
 }
 
-func (o *openRequests) put(thread string, req json.RawMessage) {
+func (o *openRequests) put(thread string, req openRequest) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.m[thread] = req
 }
 
-func (o *openRequests) take(thread string) (json.RawMessage, bool) {
+func (o *openRequests) take(thread string) (openRequest, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r, ok := o.m[thread]
@@ -195,13 +200,16 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if d == nil {
-		msgs := make([]any, len(req.Messages))
+		msgs := make([]event.ChatMessage, len(req.Messages))
 		for i, m := range req.Messages {
 			msgs[i] = m.chatMessage()
 		}
-		body := map[string]json.RawMessage{}
-		body["messages"], _ = json.Marshal(msgs)
-		e, err := g.buildEvent(spec, body, user, g.locale(r))
+		raw, err := event.MarshalValue(msgs)
+		if err != nil {
+			g.chatFail(w, fmt.Errorf("gateway: encode messages: %w", err))
+			return
+		}
+		e, err := g.buildEvent(spec, map[string]json.RawMessage{"messages": raw}, user, g.locale(r))
 		if err != nil {
 			g.chatFail(w, err)
 			return
@@ -218,8 +226,8 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 		}
 		run := event.NewID()
 		d = &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display,
-			target:  agentTopic(class.Name, id, thread, display, run, spec.Name),
-			primary: primary{class: class.Name, id: id, run: run}}
+			target:  agentTopic(class.Name(), id, thread, display, run, spec.EventName),
+			primary: primary{class: class.Name(), id: id, run: run}}
 	}
 	g.completeChat(w, r, d, req)
 }
@@ -241,16 +249,11 @@ func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *C
 	if !ok {
 		return nil, nil
 	}
-	var req struct {
-		HITLType string `json:"hitl_type"`
-	}
-	_ = json.Unmarshal(open, &req)
 	base := "HumanInTheLoopInputResponseEvent"
-	if req.HITLType == "chat" {
+	if open.req.HITLType == event.HITLChat {
 		base = "HumanInTheLoopChatResponseEvent"
 	}
-	body := map[string]json.RawMessage{"request_event": open}
-	t, err := requestTopic(body)
+	t, err := topicOf(open.req)
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +266,9 @@ func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *C
 	} else {
 		parents = append(parents, base)
 	}
-	body["response"], _ = json.Marshal(last.text())
-	spec := EventSpec{Name: t.Name, Parents: parents}
+	response, _ := json.Marshal(last.text())
+	body := map[string]json.RawMessage{"request_event": open.raw, "response": response}
+	spec := event.EventSpecs{EventName: t.Name, EventParents: parents}
 	if s, ok := class.hitlResponse(t.Name); ok {
 		spec = s
 	}
@@ -301,16 +305,6 @@ type usage struct {
 	Total      int64 `json:"total_tokens"`
 }
 
-// chunkFields are the fields of ChunkEvent and LLMCostEvent the adapter reads.
-type chunkFields struct {
-	CreatedAt  int64  `json:"created_at"`
-	Content    string `json:"content"`
-	ModelName  string `json:"model_name"`
-	Prompt     int64  `json:"prompt_token_count"`
-	Completion int64  `json:"completion_token_count"`
-	LLMName    string `json:"llm_name"`
-}
-
 func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delivery, req chatRequest) {
 	ctx := r.Context()
 	wt, err := g.watchThread(ctx, d.target.Thread, d.watch)
@@ -337,10 +331,12 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 	}
 	first := true
 	final, err := g.follow(ctx, wt, d.primary, func(x *seen) error {
-		var f chunkFields
 		switch {
 		case event.IsChunk(x.event):
-			_ = json.Unmarshal(x.raw, &f)
+			f, ok := as[event.ChunkEvent](x)
+			if !ok {
+				return nil
+			}
 			c.streamed.WriteString(f.Content)
 			c.chunks = append(c.chunks, timedText{f.CreatedAt, f.Content})
 			if s != nil {
@@ -352,11 +348,14 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 				}
 				return s.data(c.chunk(model, delta, nil, nil))
 			}
-		case event.Has(x.event, "LLMCostEvent"):
-			_ = json.Unmarshal(x.raw, &f)
-			c.usage.Prompt += f.Prompt
-			c.usage.Completion += f.Completion
-			c.usage.Total += f.Prompt + f.Completion
+		case event.IsLLMCost(x.event):
+			f, ok := as[event.LLMCostEvent](x)
+			if !ok {
+				return nil
+			}
+			c.usage.Prompt += f.PromptTokenCount
+			c.usage.Completion += f.CompletionTokenCount
+			c.usage.Total += f.PromptTokenCount + f.CompletionTokenCount
 			c.costModel = cmp.Or(f.LLMName, c.costModel)
 		}
 		return nil
@@ -371,20 +370,18 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 	case err != nil:
 		return // client gone
 	case event.IsException(final.event):
-		msg, st := exceptionOf(final.raw)
+		msg, st := exceptionOf(final)
 		status = st
 		tail = "\n\n> **Error:** " + msg
 	case event.IsHITLRequest(final.event):
-		tail = questionOf(final.raw)
-		var hr struct {
-			HITLType string `json:"hitl_type"`
-		}
-		_ = json.Unmarshal(final.raw, &hr)
-		if hr.HITLType == "input" || hr.HITLType == "chat" {
-			g.chats.put(d.target.Thread, final.raw)
+		if hr, ok := as[event.HumanInTheLoopRequestEvent](final); ok {
+			tail = hr.Question
+			if hr.HITLType == event.HITLInput || hr.HITLType == event.HITLChat {
+				g.chats.put(d.target.Thread, openRequest{raw: final.raw, req: hr})
+			}
 		}
 	default:
-		tail = unstreamed(c.streamed.String(), finalText(final.raw))
+		tail = unstreamed(c.streamed.String(), finalText(final))
 	}
 
 	if s != nil {
@@ -452,53 +449,55 @@ func (c *completion) usageChunk() []byte {
 	return data
 }
 
-// questionOf reads a HITL request's question.
-func questionOf(raw []byte) string {
-	var q struct {
-		Question string `json:"question"`
+// as returns x's event as a T: the decoded event when it is one, else the
+// T part of a registered subtype, decoded again by the codec. Callers check
+// that the event is a T first (event.Has): as also reads a fallback event
+// of an unknown name as a T.
+func as[T any, PT interface {
+	*T
+	event.Event
+}](x *seen) (PT, bool) {
+	if e, ok := x.event.(PT); ok {
+		return e, true
 	}
-	_ = json.Unmarshal(raw, &q)
-	return q.Question
+	e, err := event.UnmarshalAs[T, PT](x.raw)
+	return e, err == nil
 }
 
-// finalText is the full answer a stop event carries: the content of its last
-// output message (LLM stops), else a top-level content string.
-func finalText(raw []byte) string {
-	var s struct {
-		Output []struct {
-			Content  *string `json:"content"`
-			Contents []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"contents"`
-			Blocks []struct {
-				BlockType string `json:"block_type"`
-				Text      string `json:"text"`
-			} `json:"blocks"`
-		} `json:"output_messages"`
-		Content *string `json:"content"`
-	}
-	_ = json.Unmarshal(raw, &s)
-	if n := len(s.Output); n > 0 {
-		m := s.Output[n-1]
-		if m.Content != nil {
-			return *m.Content
+// finalText is the full answer a stop event carries: the text of its last
+// output message (an LLM stop, or any stop with output_messages), else its
+// content string. Custom stops may declare these fields or carry them as
+// extras, so they are read from the JSON with the codec's value decoding.
+func finalText(x *seen) string {
+	if event.Has(x.event, "LLMEvent") {
+		if llm, ok := as[event.LLMEvent](x); ok && len(llm.OutputMessages) > 0 {
+			return llm.OutputMessages[len(llm.OutputMessages)-1].Content()
 		}
-		var b strings.Builder
-		for _, c := range m.Contents {
-			if c.Type == "text" {
-				b.WriteString(c.Text)
+		return ""
+	}
+	var out struct {
+		Messages json.RawMessage `json:"output_messages"`
+		Content  *string         `json:"content"`
+	}
+	if event.UnmarshalValue(x.raw, &out) != nil {
+		return ""
+	}
+	if len(out.Messages) > 0 && string(out.Messages) != "null" {
+		var msgs []event.Message
+		if event.UnmarshalValue(out.Messages, &msgs) == nil && len(msgs) > 0 {
+			if text := msgs[len(msgs)-1].Content(); text != "" {
+				return text
 			}
 		}
-		for _, c := range m.Blocks {
-			if c.BlockType == "text" {
-				b.WriteString(c.Text)
-			}
+		// ChatMessage-shaped outputs: blocks, or the legacy content string.
+		var chat []event.ChatMessage
+		if event.UnmarshalValue(out.Messages, &chat) == nil && len(chat) > 0 {
+			return chat[len(chat)-1].Content()
 		}
-		return b.String()
+		return ""
 	}
-	if s.Content != nil {
-		return *s.Content
+	if out.Content != nil {
+		return *out.Content
 	}
 	return ""
 }

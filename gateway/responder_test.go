@@ -38,36 +38,35 @@ type received struct {
 	header  bus.Header
 }
 
-// discoveryAnswer is the class's AgentClassDiscoveryResponseEvent.
-func discoveryAnswer(class string) map[string]any {
-	ls := map[string]string{"de": class, "en": class, "fr": class, "it": class}
-	schemaUM := json.RawMessage(`{"type":"object","title":"UserMessageEvent","required":["user"],"properties":{"locale":{"type":"string","default":"de"},"user":{"$ref":"#/$defs/UserIdentity"},"messages":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}}`)
-	schemaResp := json.RawMessage(`{"type":"object","required":["response","request_event"],"properties":{"response":{"type":"string"},"request_event":{"$ref":"#/$defs/Req"}}}`)
-	return map[string]any{
-		"event_id":            event.NewID(),
-		"created_at":          1,
-		"_event_name":         "AgentClassDiscoveryResponseEvent",
-		"_parent_event_names": []string{"AgentClassDiscoveryResponseEvent"},
-		"agent_class":         class,
-		"name":                ls,
-		"description":         ls,
-		"icon":                "mage:robot",
-		"is_conversational":   true,
-		"is_schedulable":      false,
-		"supported_features":  []string{},
-		"form":                []any{},
-		"agent_config_specs":  map[string]any{"config_class": class + "Config", "config_schema": map[string]any{}},
-		"start_events": []any{map[string]any{"event_name": "UserMessageEvent", "event_schema": schemaUM,
-			"event_parents": []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
-		"stop_events": []any{map[string]any{"event_name": "StopEvent", "event_schema": map[string]any{},
-			"event_parents": []string{"StopEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
-		"hitl_request_events": []any{map[string]any{"event_name": "HumanInTheLoopInputRequestEvent", "event_schema": map[string]any{},
-			"event_parents": []string{"HumanInTheLoopInputRequestEvent", "HumanInTheLoopRequestEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
-		"hitl_response_events": []any{map[string]any{"event_name": "HumanInTheLoopInputResponseEvent", "event_schema": schemaResp,
-			"event_parents": []string{"HumanInTheLoopInputResponseEvent", "HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}}},
-		"network_graph": map[string]any{"directed": true, "multigraph": false, "graph": map[string]any{}, "nodes": []any{}, "links": []any{}},
-		"templates":     []any{},
+// discoveryAnswer is the class's AgentClassDiscoveryResponseEvent, with
+// the schemas a pydantic agent publishes.
+func discoveryAnswer(class string) *event.AgentClassDiscoveryResponseEvent {
+	ls := event.L(class, class, class, class)
+	schema := func(s string) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			panic(err)
+		}
+		return m
 	}
+	spec := func(name, sch string, parents ...string) []event.EventSpecs {
+		return []event.EventSpecs{{EventName: name, EventSchema: schema(sch), EventParents: append([]string{name}, parents...)}}
+	}
+	cad := []string{"ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}
+	r := event.New[event.AgentClassDiscoveryResponseEvent]()
+	r.AgentClass, r.Name, r.Description, r.IsConversational = class, &ls, &ls, true
+	r.Form = []json.RawMessage{}
+	r.AgentConfigSpecs = &event.ConfigSpecs{ConfigClass: class + "Config", ConfigSchema: map[string]json.RawMessage{}}
+	r.StartEvents = spec("UserMessageEvent",
+		`{"type":"object","title":"UserMessageEvent","required":["user"],"properties":{"locale":{"type":"string","default":"de"},"user":{"$ref":"#/$defs/UserIdentity"},"messages":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"files":{"anyOf":[{"type":"array"},{"type":"null"}]}}}`,
+		append([]string{"StartEvent"}, cad...)...)
+	r.StopEvents = spec("StopEvent", `{}`, append([]string{"StopEvent"}, cad...)...)
+	r.HITLRequestEvents = spec("HumanInTheLoopInputRequestEvent", `{}`, append([]string{"HumanInTheLoopRequestEvent"}, cad...)...)
+	r.HITLResponseEvents = spec("HumanInTheLoopInputResponseEvent",
+		`{"type":"object","required":["response","request_event"],"properties":{"response":{"type":"string"},"request_event":{"$ref":"#/$defs/Req"}}}`,
+		append([]string{"HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent"}, cad...)...)
+	r.NetworkGraph = json.RawMessage(`{"directed":true,"multigraph":false,"graph":{},"nodes":[],"links":[]}`)
+	return r
 }
 
 // startResponder runs a responder for class on b until the test ends.
@@ -84,7 +83,11 @@ func startResponder(t testing.TB, b bus.Bus, class string) *responder {
 			return
 		}
 		subj, _ := topic.Discovery{Kind: topic.KindAgent, Class: class, Dir: topic.DirResponse, CallID: d.CallID}.Subject()
-		data, _ := json.Marshal(discoveryAnswer(class))
+		data, err := event.Marshal(discoveryAnswer(class))
+		if err != nil {
+			t.Errorf("encode discovery answer: %v", err)
+			return
+		}
 		_ = b.Publish(ctx, &bus.Msg{Subject: subj, Data: data})
 	})
 	if err != nil {

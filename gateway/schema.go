@@ -21,12 +21,12 @@ type schemaNode struct {
 
 // checkSchema checks body against the event schema from discovery. A
 // schema the gateway cannot read is not enforced.
-func checkSchema(schema json.RawMessage, body map[string]json.RawMessage) error {
-	if len(schema) == 0 {
+func checkSchema(schema map[string]json.RawMessage, body map[string]json.RawMessage) error {
+	var s schemaNode
+	if raw, ok := schema["required"]; ok && json.Unmarshal(raw, &s.Required) != nil {
 		return nil
 	}
-	var s schemaNode
-	if err := json.Unmarshal(schema, &s); err != nil {
+	if raw, ok := schema["properties"]; ok && json.Unmarshal(raw, &s.Properties) != nil {
 		return nil
 	}
 	for _, name := range s.Required {

@@ -228,6 +228,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 		return nil, fmt.Errorf("gateway answered %s: %s", resp.Status, msg)
 	}
 	var last string
+	var lastEvent event.Event
 	var stream []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
@@ -236,12 +237,12 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 			if d == "[DONE]" {
 				break
 			}
-			last = d
-			var n struct {
-				Name string `json:"_event_name"`
+			ev, err := event.Unmarshal([]byte(d))
+			if err != nil {
+				return nil, fmt.Errorf("the stream carried an undecodable event: %w", err)
 			}
-			_ = json.Unmarshal([]byte(d), &n)
-			stream = append(stream, n.Name)
+			last, lastEvent = d, ev
+			stream = append(stream, event.Name(ev))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -258,13 +259,8 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	res := &Result{Terminal: json.RawMessage(last), Answer: answerOf([]byte(last)), Events: p.counts(), Stream: stream}
-	var n struct {
-		Name string `json:"_event_name"`
-	}
-	_ = json.Unmarshal([]byte(last), &n)
-	res.Name = n.Name
-	return res, nil
+	return &Result{Terminal: json.RawMessage(last), Name: event.Name(lastEvent), Answer: answerOf(lastEvent, []byte(last)),
+		Events: p.counts(), Stream: stream}, nil
 }
 
 // printer prints each event of the thread as one line.
@@ -320,10 +316,11 @@ func contentOf(e event.Event, raw []byte) string {
 			return fmt.Sprintf("%q", clip(x.Messages[n-1].Content()))
 		}
 	}
-	if a := answerOf(raw); a != "" {
+	if a := answerOf(e, raw); a != "" {
 		return fmt.Sprintf("%q", clip(a))
 	}
-	// Other events: their own fields, compactly.
+	// Other events: their own fields, compactly. This only prints the JSON
+	// the codec decoded, whatever its type; nothing is read from it.
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
@@ -359,31 +356,37 @@ func clip(s string) string {
 	return s
 }
 
-// answerOf reads the text a terminal event carries.
-func answerOf(raw []byte) string {
-	var x struct {
-		Output []struct {
-			Content string `json:"content"`
-		} `json:"output_messages"`
-		Content  *string `json:"content"`
-		Answer   *string `json:"answer"`
-		Message  *string `json:"message"`
-		Question *string `json:"question"`
-	}
-	if json.Unmarshal(raw, &x) != nil {
-		return ""
-	}
+// answerOf reads the text a terminal event carries, through the codec: the
+// last output message of an LLM stop, an exception's message, a HITL
+// question, else an answer or content field of a custom event.
+func answerOf(e event.Event, raw []byte) string {
 	switch {
-	case len(x.Output) > 0:
-		return x.Output[len(x.Output)-1].Content
-	case x.Answer != nil:
-		return *x.Answer
-	case x.Content != nil:
-		return *x.Content
-	case x.Message != nil:
-		return *x.Message
-	case x.Question != nil:
-		return *x.Question
+	case event.Has(e, "LLMEvent"):
+		if x, err := event.UnmarshalAs[event.LLMEvent](raw); err == nil && len(x.OutputMessages) > 0 {
+			return x.OutputMessages[len(x.OutputMessages)-1].Content()
+		}
+	case event.IsException(e):
+		if x, err := event.UnmarshalAs[event.ExceptionEvent](raw); err == nil {
+			return x.Message
+		}
+	case event.IsHITLRequest(e):
+		if x, err := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](raw); err == nil {
+			return x.Question
+		}
+	}
+	// Custom events declare these fields or carry them as extras: read
+	// them with the codec's value decoding, which ignores the rest.
+	var x struct {
+		Answer  *string `json:"answer"`
+		Content *string `json:"content"`
+	}
+	if event.UnmarshalValue(raw, &x) == nil {
+		switch {
+		case x.Answer != nil:
+			return *x.Answer
+		case x.Content != nil:
+			return *x.Content
+		}
 	}
 	return ""
 }
