@@ -63,13 +63,16 @@ func PublishEvent(ctx context.Context, p EventPublisher, t topic.Agent, e event.
 		return PubAck{}, fmt.Errorf("bus: encode %s: %w", event.Name(e), err)
 	}
 	var ack PubAck
+	m := &Msg{Header: h, Data: data} // one for both publishes: buses copy what they keep
 	if control {
-		if ack, err = p.PublishStream(ctx, &Msg{Subject: controlSubj, Header: h, Data: data}, id); err != nil {
+		m.Subject = controlSubj
+		if ack, err = p.PublishStream(ctx, m, id); err != nil {
 			return PubAck{}, err
 		}
 	}
 	if display {
-		if err := p.Publish(ctx, &Msg{Subject: displaySubj, Header: h, Data: data}); err != nil {
+		*m = Msg{Subject: displaySubj, Header: h, Data: data}
+		if err := p.Publish(ctx, m); err != nil {
 			return ack, err
 		}
 	}

@@ -224,16 +224,17 @@ func (m *member) Stop() error {
 		back = append(back, t.seq)
 	}
 	m.mb.tasks = nil
-	kept := b.queue[:0]
-	for _, t := range b.queue {
+	live := b.queue[b.head:]
+	kept := live[:0]
+	for _, t := range live {
 		if t.member == m {
 			back = append(back, t.seq)
 			continue
 		}
 		kept = append(kept, t)
 	}
-	clear(b.queue[len(kept):])
-	b.queue = kept
+	clear(live[len(kept):])
+	b.queue = b.queue[:b.head+len(kept)]
 	for _, seq := range back {
 		if p := c.pending[seq]; p != nil && p.status == queued {
 			p.status = waiting

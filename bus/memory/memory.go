@@ -48,7 +48,8 @@ type Bus struct {
 	groupRR map[string]int
 	streams map[string]*stream
 	order   []*stream // streams sorted by name: the capture order
-	queue   []*task   // Manual mode: pending deliveries in publish order
+	queue   []*task   // Manual mode: pending deliveries in publish order, from head on
+	head    int       // the queue is popped by index so its array is reused
 	free    []*task   // spent tasks for reuse: a delivery allocates none
 	wg      sync.WaitGroup
 }
@@ -233,10 +234,13 @@ func (b *Bus) Deliver(ctx context.Context) bool {
 		c  call
 		mb *mailbox
 	)
-	for len(b.queue) > 0 && !b.closed && mb == nil {
-		t := b.queue[0]
-		b.queue[0] = nil
-		b.queue = b.queue[1:]
+	for b.head < len(b.queue) && !b.closed && mb == nil {
+		t := b.queue[b.head]
+		b.queue[b.head] = nil
+		b.head++
+		if b.head == len(b.queue) {
+			b.queue, b.head = b.queue[:0], 0
+		}
 		box := t.box()
 		if prepared, ok := b.prepare(t); ok {
 			c, mb = prepared, box
@@ -277,7 +281,7 @@ func (b *Bus) DeliverAll(ctx context.Context) int {
 func (b *Bus) Pending() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.queue)
+	return len(b.queue) - b.head
 }
 
 // Close stops all subscriptions, consumers and timers, and waits for
@@ -290,7 +294,7 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.queue = nil
+	b.queue, b.head = nil, 0
 	for _, s := range b.subs {
 		s.closed = true
 	}
@@ -432,7 +436,7 @@ func (b *Bus) outgoing(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	if err := bus.CheckMsg(m, b.opts.MaxPayload); err != nil {
 		return nil, err
 	}
-	return b.ready(ctx, copyMsg(m, 0))
+	return b.ready(ctx, copyMsg(m, ""))
 }
 
 // ready checks ctx and injects its trace context into c, a private copy.
@@ -469,15 +473,15 @@ func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	var calls []call
 	n := 0
 	if b.opts.Manual {
-		saved := b.queue
-		b.queue = nil
+		saved, head := b.queue, b.head
+		b.queue, b.head = nil, 0
 		b.routeCore(m)
 		for _, t := range b.queue {
 			if c, ok := b.prepare(t); ok {
 				calls = append(calls, c)
 			}
 		}
-		b.queue = saved
+		b.queue, b.head = saved, head
 		n = len(calls)
 	} else {
 		n = b.routeCore(m)
@@ -502,17 +506,28 @@ func (b *Bus) Request(ctx context.Context, m *bus.Msg) (*bus.Msg, error) {
 	}
 }
 
+// private is the bus's copy of a published message, with room for its
+// Nats-Msg-Id value, so that the copy is one allocation besides the data
+// and the header map.
+type private struct {
+	msg bus.Msg
+	id  [1]string
+}
+
 // copyMsg is the bus's private copy of a caller's message, taken once on
-// publish (the caller may reuse its buffers afterwards), with room for
-// extra more header keys. Everything handed out later shares its header
-// and data; see share.
-func copyMsg(m *bus.Msg, extra int) *bus.Msg {
-	return &bus.Msg{
-		Subject: m.Subject,
-		Reply:   m.Reply,
-		Header:  cloneHeader(m.Header, extra),
-		Data:    append([]byte(nil), m.Data...),
+// publish (the caller may reuse its buffers afterwards), with msgID (if
+// any) as its Nats-Msg-Id header, as a server stores it. Everything handed
+// out later shares its header and data; see share.
+func copyMsg(m *bus.Msg, msgID string) *bus.Msg {
+	p := &private{msg: bus.Msg{Subject: m.Subject, Reply: m.Reply, Data: append([]byte(nil), m.Data...)}}
+	if msgID == "" {
+		p.msg.Header = cloneHeader(m.Header, 0)
+		return &p.msg
 	}
+	p.msg.Header = cloneHeader(m.Header, 1)
+	p.id[0] = msgID
+	p.msg.Header["Nats-Msg-Id"] = p.id[:]
+	return &p.msg
 }
 
 // share returns a new Msg with m's header and data: receivers get their own
@@ -522,8 +537,8 @@ func share(m *bus.Msg) *bus.Msg {
 	return &c
 }
 
-// cloneHeader deep-copies h in two allocations (the map, one array for all
-// values), leaving room for extra more keys. nil stays nil unless extra > 0.
+// cloneHeader deep-copies h with one array for all values, leaving room
+// for extra more keys. nil stays nil unless extra > 0.
 func cloneHeader(h bus.Header, extra int) bus.Header {
 	if h == nil && extra == 0 {
 		return nil
@@ -533,7 +548,13 @@ func cloneHeader(h bus.Header, extra int) bus.Header {
 		n += len(v)
 	}
 	c := make(bus.Header, len(h)+extra)
-	vals := make([]string, 0, n+extra)
+	if n == 0 {
+		for k := range h {
+			c[k] = nil
+		}
+		return c
+	}
+	vals := make([]string, 0, n)
 	for k, v := range h {
 		i := len(vals)
 		vals = append(vals, v...)

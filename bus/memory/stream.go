@@ -211,13 +211,7 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 		return bus.PubAck{}, bus.CheckMsg(m, b.opts.MaxPayload)
 	}
 	// The one copy of the message: stored, and shared by every delivery.
-	var c *bus.Msg
-	if msgID != "" {
-		c = copyMsg(m, 1)
-		c.Header.Set("Nats-Msg-Id", msgID) // stored with the message, as on a server
-	} else {
-		c = copyMsg(m, 0)
-	}
+	c := copyMsg(m, msgID)
 	if err := bus.CheckMsg(c, b.opts.MaxPayload); err != nil {
 		return bus.PubAck{}, err
 	}
