@@ -317,24 +317,18 @@ func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) 
 	}
 }
 
-// startHeartbeat registers d for in-progress acknowledgements until the
-// returned function is called. One engine-wide timer serves every delivery
-// in flight, so a heartbeat costs no goroutine and, in the steady state, no
-// allocation. It is started only when user code (preconditions, steps) is
+// beats sends InProgress for the deliveries in flight: add registers one
+// until remove. One engine-wide timer serves every delivery in flight, so a
+// heartbeat costs no goroutine and, in the steady state, no allocation. A
+// delivery is registered only when user code (preconditions, steps) is
 // about to run.
-func (e *Engine) startHeartbeat(d bus.Delivery) (stop func()) {
-	id := e.beats.add(d)
-	return func() { e.beats.remove(id) }
-}
-
-// beats sends InProgress for the deliveries in flight.
 type beats struct {
 	mu    sync.Mutex
 	every time.Duration
 	t     *time.Timer
 	armed bool
 	next  uint64
-	live  map[uint64]*beat // keyed by registration: a Delivery need not be comparable
+	live  map[uint64]beat // keyed by registration: a Delivery need not be comparable
 }
 
 type beat struct {
@@ -346,10 +340,10 @@ func (b *beats) add(d bus.Delivery) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.live == nil {
-		b.live = map[uint64]*beat{}
+		b.live = map[uint64]beat{}
 	}
 	b.next++
-	b.live[b.next] = &beat{d: d, last: time.Now()}
+	b.live[b.next] = beat{d: d, last: time.Now()}
 	if !b.armed {
 		b.armed = true
 		if b.t == nil {
@@ -371,10 +365,11 @@ func (b *beats) fire() {
 	b.mu.Lock()
 	now := time.Now()
 	var due []bus.Delivery // fires are rare; a fresh slice keeps overlapping fires apart
-	for _, bt := range b.live {
+	for id, bt := range b.live {
 		if now.Sub(bt.last) >= b.every/2 {
 			due = append(due, bt.d)
 			bt.last = now
+			b.live[id] = bt
 		}
 	}
 	if len(b.live) > 0 {

@@ -76,6 +76,13 @@ type runEntry struct {
 	byName map[string][]int32 // wire name → indexes into events, ascending seq
 	ids    map[string]int32   // event id → index into events
 
+	// Inline storage for a short run's history, so that adding its events
+	// allocates nothing: the first events, and the first index of each name
+	// (capped one-element slices; a second index reallocates).
+	evBuf   [8]histEvent
+	idxBuf  [8]int32
+	idxUsed int
+
 	// terminated is set once this process published or received the run's
 	// terminal event (D4); the store's MarkerTerminal tells other replicas.
 	terminated atomic.Bool
@@ -159,8 +166,18 @@ func (r *runEntry) add(seq uint64, ev event.Event) {
 		r.reindex()
 		return
 	}
+	if r.events == nil {
+		r.events = r.evBuf[:0]
+	}
 	r.events = append(r.events, histEvent{seq, ev})
-	r.byName[name] = append(r.byName[name], int32(i))
+	if idx, ok := r.byName[name]; ok || r.idxUsed == len(r.idxBuf) {
+		r.byName[name] = append(idx, int32(i))
+	} else {
+		k := r.idxUsed
+		r.idxUsed++
+		r.idxBuf[k] = int32(i)
+		r.byName[name] = r.idxBuf[k : k+1 : k+1]
+	}
 	r.ids[id] = int32(i)
 }
 

@@ -30,11 +30,13 @@ func eachMember(data []byte, fn func(key string, raw []byte) error) error {
 		}
 		var key string
 		if escaped {
-			if err := json.Unmarshal(data[i:end], &key); err != nil {
+			var k string // its own variable: &k escapes, key need not
+			if err := json.Unmarshal(data[i:end], &k); err != nil {
 				return errNotObject
 			}
+			key = k
 		} else {
-			key = string(data[i+1 : end-1])
+			key = internKey(data[i+1 : end-1])
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
@@ -126,4 +128,24 @@ func scanValue(data []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// internKey returns b as a string, without allocating for the members
+// every event has.
+func internKey(b []byte) string {
+	switch string(b) { // no allocation: the compiler compares in place
+	case "event_id":
+		return "event_id"
+	case "created_at":
+		return "created_at"
+	case "_event_name":
+		return "_event_name"
+	case "_parent_event_names":
+		return "_parent_event_names"
+	case "display_name":
+		return "display_name"
+	case "display_description":
+		return "display_description"
+	}
+	return string(b)
 }

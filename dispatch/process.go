@@ -89,7 +89,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	sctx, cancel, id := r.track(ctx)
 	defer r.untrack(cancel, id)
 	if d != nil && e.heartbeat > 0 {
-		defer e.startHeartbeat(d)()
+		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
 	}
 
 	// Readiness beyond availability: max executions, then the precondition

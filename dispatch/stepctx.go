@@ -135,4 +135,11 @@ func (c *stepContext) Emit(ev event.Event) error {
 	return nil
 }
 
-func parseUint(raw []byte) (uint64, error) { return strconv.ParseUint(string(raw), 10, 64) }
+func parseUint(raw []byte) (uint64, error) {
+	if len(raw) == 0 {
+		return 0, errNoNumber // strconv's *NumError would cost an allocation
+	}
+	return strconv.ParseUint(string(raw), 10, 64)
+}
+
+var errNoNumber = errors.New("dispatch: empty number")
