@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saap-go/agent/examples/internal/exectest"
+	"github.com/saap-go/agent/internal/exectest"
 )
 
 // The example is built once and run as a process, as a user runs it.

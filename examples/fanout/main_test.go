@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saap-go/agent/examples/internal/exectest"
+	"github.com/saap-go/agent/internal/exectest"
 )
 
 func TestReviewers(t *testing.T) {

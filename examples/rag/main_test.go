@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saap-go/agent/examples/internal/exectest"
+	"github.com/saap-go/agent/internal/exectest"
 )
 
 func TestBM25Ranking(t *testing.T) {

@@ -1,5 +1,8 @@
-// Package exectest builds an example command and runs it as a process, for
-// the examples' tests.
+// Package exectest builds a command of this module and runs it as a
+// process, for the tests of the examples and of gateway/cmd/saap-gateway:
+// Build compiles the package under test, Run runs it to its exit, Start
+// runs it in the background and WaitLine waits for a line of its output
+// (an event, not a sleep).
 package exectest
 
 import (
@@ -18,10 +21,15 @@ import (
 )
 
 // Build compiles the main package in the current directory into
-// t.TempDir() and returns the binary's path.
+// t.TempDir() and returns the binary's path; the binary is named after the
+// directory.
 func Build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "example")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), filepath.Base(wd))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
@@ -32,7 +40,8 @@ func Build(t *testing.T) string {
 }
 
 // Env is the child's environment: the test's, without variables that
-// would change an example's behaviour (a real model), plus extra.
+// would change an example's behaviour (a real model), plus extra, whose
+// values win over the test's.
 func Env(extra ...string) []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "OPENAI_")
@@ -57,7 +66,7 @@ func Run(t *testing.T, bin string, timeout time.Duration, env []string, args ...
 	return out.String(), errb.String(), err
 }
 
-// Process is a running example.
+// Process is a running command.
 type Process struct {
 	Cmd    *exec.Cmd
 	lines  chan string
@@ -126,6 +135,14 @@ func (p *Process) WaitLine(t *testing.T, substr string, timeout time.Duration) s
 		case <-deadline:
 			t.Fatalf("no line with %q within %s\nstdout:\n%s", substr, timeout, p.Stdout())
 		}
+	}
+}
+
+// Signal sends sig to the process.
+func (p *Process) Signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
 	}
 }
 
