@@ -86,6 +86,19 @@ func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string
 	return obj, nil
 }
 
+// readRequest reads the optional thread_id and display_id of the query and
+// the body of an agent endpoint request.
+func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request) (thread, display string, body map[string]json.RawMessage, err error) {
+	if thread, err = queryID(r, "thread_id"); err != nil {
+		return "", "", nil, err
+	}
+	if display, err = queryID(r, "display_id"); err != nil {
+		return "", "", nil, err
+	}
+	body, err = g.readObject(w, r)
+	return thread, display, body, err
+}
+
 // queryID reads an optional ObjectId-shaped query parameter.
 func queryID(r *http.Request, name string) (string, error) {
 	v := r.URL.Query().Get(name)
@@ -170,15 +183,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 // startDelivery builds a start event as StartEvent.from_raw_data does
 // (wire.md §6) and checks the caller's access to the thread.
 func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, id string, spec event.EventSpecs) (*delivery, error) {
-	thread, err := queryID(r, "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	display, err := queryID(r, "display_id")
-	if err != nil {
-		return nil, err
-	}
-	body, err := g.readObject(w, r)
+	thread, display, body, err := g.readRequest(w, r)
 	if err != nil {
 		return nil, err
 	}
@@ -248,15 +253,7 @@ type hitlTopic struct {
 // thread than the URL (an AITL delegate's question); the thread and the
 // response event's name must match.
 func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, spec event.EventSpecs) (*delivery, error) {
-	thread, err := queryID(r, "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	display, err := queryID(r, "display_id")
-	if err != nil {
-		return nil, err
-	}
-	body, err := g.readObject(w, r)
+	thread, display, body, err := g.readRequest(w, r)
 	if err != nil {
 		return nil, err
 	}

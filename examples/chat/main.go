@@ -15,14 +15,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
@@ -81,45 +75,18 @@ func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*even
 }
 
 func main() {
-	ask := flag.String("ask", "", "send this message instead of the demo message, print the run and exit")
-	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
-	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
-	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
-	flag.Parse()
-	if err := run(*ask, *serve, *platform, *verbose); err != nil {
-		fmt.Fprintln(os.Stderr, "chat:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ask, serve string, platform, verbose bool) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	model, err := ModelFromEnv()
-	if err != nil {
-		return err
-	}
-	env, err := demo.Start(ctx, &ChatAgent{model: model}, demo.Options{Platform: platform, Verbose: verbose})
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-
-	if serve != "" {
-		return env.Serve(ctx, serve)
-	}
-	if ask == "" {
-		ask = "Hello! What can you do?"
-	}
-	body := map[string]any{"messages": []any{map[string]string{"role": "user", "content": ask}}}
-	res, err := env.Ask(ctx, "demo", "UserMessageEvent", body)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nanswer (%s): %s\n", res.Name, res.Answer)
-	if !strings.HasSuffix(res.Name, "StopEvent") {
-		return errors.New("the run did not end with a stop event")
-	}
-	return nil
+	demo.Main(demo.Command{
+		Name:     "chat",
+		AskUsage: "send this message instead of the demo message, print the run and exit",
+		Agent: func() (agent.Agent, error) {
+			model, err := ModelFromEnv()
+			if err != nil {
+				return nil, err
+			}
+			return &ChatAgent{model: model}, nil
+		},
+		Instance: "demo",
+		Demo:     []demo.Message{{Role: "user", Content: "Hello! What can you do?"}},
+		Want:     "LLMStopEvent",
+	})
 }

@@ -12,13 +12,8 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"github.com/saap-go/agent"
@@ -191,39 +186,14 @@ func review(aspect, text string) (int, string) {
 }
 
 func main() {
-	ask := flag.String("ask", "", "review this text instead of the demo text, print the run and exit")
-	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
-	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
-	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
-	flag.Parse()
-	if err := run(*ask, *serve, *platform, *verbose); err != nil {
-		fmt.Fprintln(os.Stderr, "fanout:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ask, serve string, platform, verbose bool) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	env, err := demo.Start(ctx, ReviewAgent{}, demo.Options{Platform: platform, Verbose: verbose})
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-	if serve != "" {
-		return env.Serve(ctx, serve)
-	}
-	if ask == "" {
-		ask = "Our new release makes agents durable. Steps run again after a crash, and a paused run costs nothing."
-	}
-	body := map[string]any{"messages": []any{map[string]string{"role": "user", "content": ask}}}
-	res, err := env.Ask(ctx, "editor", "UserMessageEvent", body)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nreview (%s): %s\n", res.Name, res.Answer)
-	if res.Name != "ReviewReport" {
-		return fmt.Errorf("the run ended with %s", res.Name)
-	}
-	return nil
+	demo.Main(demo.Command{
+		Name:     "fanout",
+		AskUsage: "review this text instead of the demo text, print the run and exit",
+		Agent:    func() (agent.Agent, error) { return ReviewAgent{}, nil },
+		Instance: "editor",
+		Demo: []demo.Message{{Role: "user",
+			Content: "Our new release makes agents durable. Steps run again after a crash, and a paused run costs nothing."}},
+		Label: "review",
+		Want:  "ReviewReport",
+	})
 }

@@ -12,13 +12,8 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
@@ -169,50 +164,23 @@ func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *Retriev
 }
 
 func main() {
-	ask := flag.String("ask", "", "ask this question instead of the demo question, print the run and exit")
-	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
-	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
-	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
-	flag.Parse()
-	if err := run(*ask, *serve, *platform, *verbose); err != nil {
-		fmt.Fprintln(os.Stderr, "rag:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ask, serve string, platform, verbose bool) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	index, err := LoadCorpus()
-	if err != nil {
-		return err
-	}
-	env, err := demo.Start(ctx, &RAGAgent{index: index, topK: 3}, demo.Options{Platform: platform, Verbose: verbose})
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-	if serve != "" {
-		return env.Serve(ctx, serve)
-	}
-	// The demo is a two-turn conversation: the follow-up refers back.
-	messages := []any{
-		map[string]string{"role": "user", "content": "What is NATS?"},
-		map[string]string{"role": "assistant", "content": "The messaging system under the protocol."},
-		map[string]string{"role": "user", "content": "Which stream stores its control events?"},
-	}
-	if ask != "" {
-		messages = []any{map[string]string{"role": "user", "content": ask}}
-	}
-	res, err := env.Ask(ctx, "wiki", "UserMessageEvent", map[string]any{"messages": messages})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nthe client's stream: %s\n", strings.Join(res.Stream, ", "))
-	fmt.Printf("answer (%s): %s\n", res.Name, res.Answer)
-	if res.Name != "LLMStopEvent" {
-		return fmt.Errorf("the run ended with %s", res.Name)
-	}
-	return nil
+	demo.Main(demo.Command{
+		Name:     "rag",
+		AskUsage: "ask this question instead of the demo question, print the run and exit",
+		Agent: func() (agent.Agent, error) {
+			index, err := LoadCorpus()
+			if err != nil {
+				return nil, err
+			}
+			return &RAGAgent{index: index, topK: 3}, nil
+		},
+		Instance: "wiki",
+		// A two-turn conversation: the follow-up refers back.
+		Demo: []demo.Message{
+			{Role: "user", Content: "What is NATS?"},
+			{Role: "assistant", Content: "The messaging system under the protocol."},
+			{Role: "user", Content: "Which stream stores its control events?"},
+		},
+		Want: "LLMStopEvent",
+	})
 }

@@ -60,6 +60,7 @@ type Env struct {
 	stopRunner context.CancelFunc
 	runnerDone chan error
 	httpAddr   string
+	instance   string // agent_id Serve's hint addresses
 	stopHTTP   context.CancelFunc
 	httpDone   chan error
 }
@@ -130,7 +131,11 @@ func (e *Env) Serve(ctx context.Context, addr string) error {
 	return e.Gateway.ListenAndServe(ctx, addr, func(a net.Addr) {
 		base := "http://" + a.String()
 		fmt.Fprintf(e.out, "gateway listening on %s (agent class %s)\n", base, e.Class)
-		fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/demo/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class)
+		id := e.instance
+		if id == "" {
+			id = "demo"
+		}
+		fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/%s/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class, id)
 		fmt.Fprintf(e.out, "stop with Ctrl-C\n")
 	})
 }
