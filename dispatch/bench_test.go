@@ -3,7 +3,6 @@ package dispatch_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 
 	"github.com/saap-go/agent/bus"
@@ -20,22 +19,11 @@ type benchEnv struct {
 }
 
 func newBenchEnv(b *testing.B, w *step.Workflow) *benchEnv {
-	ctx := context.Background()
-	mb := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	mb := memory.New(memory.Options{Manual: true, Logger: quiet})
 	b.Cleanup(func() { _ = mb.Close() })
-	// Default heartbeat (a timer per trigger that runs steps); Sequential as
-	// the manual bus delivers in one goroutine anyway.
-	eng, err := dispatch.New(w, mb, dispatch.NewMemoryStore(), dispatch.Sequential(),
-		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := mb.EnsureStream(ctx, bus.AgentStream(w.Class())); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := mb.Consume(ctx, bus.RunnerConsumer(w.Class()), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
-		b.Fatal(err)
-	}
+	// Default heartbeat (one engine-wide timer); Sequential as the manual
+	// bus delivers in one goroutine anyway.
+	startEngines(b, mb, w, dispatch.NewMemoryStore(), 1, dispatch.Sequential())
 	return &benchEnv{b: mb, class: w.Class()}
 }
 
@@ -84,7 +72,7 @@ func BenchmarkLinearRun(b *testing.B) {
 // steps (Start, A, B, Stop).
 func BenchmarkBaselineBusHop(b *testing.B) {
 	ctx := context.Background()
-	mb := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	mb := memory.New(memory.Options{Manual: true, Logger: quiet})
 	b.Cleanup(func() { _ = mb.Close() })
 	if err := mb.EnsureStream(ctx, bus.AgentStream("BenchHop")); err != nil {
 		b.Fatal(err)
@@ -180,7 +168,7 @@ func BenchmarkEngineLinearRun(b *testing.B) {
 	}
 	db := &discardBus{}
 	eng, err := dispatch.New(w, db, dispatch.NewMemoryStore(), dispatch.Sequential(),
-		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+		dispatch.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}

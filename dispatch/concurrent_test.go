@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -45,23 +44,8 @@ func TestConcurrentRuns(t *testing.T) {
 	ctx := t.Context()
 	b := memory.New(memory.Options{})
 	defer b.Close()
-	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithLogger(slog.New(slog.DiscardHandler)),
-		dispatch.WithHeartbeat(time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureStream(ctx, bus.AgentStream("Parallel")); err != nil {
-		t.Fatal(err)
-	}
-	cfg := bus.RunnerConsumer("Parallel")
-	var consumers []bus.Consumer
-	for range 3 { // three replicas on the queue group
-		c, err := b.Consume(ctx, cfg, func(d bus.Delivery) { eng.Handle(ctx, d) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		consumers = append(consumers, c)
-	}
+	// Three replicas on the queue group, one store.
+	consumers := startEngines(t, b, w, dispatch.NewMemoryStore(), 3, dispatch.WithHeartbeat(time.Millisecond))
 	answers := make(chan *Answer, runs*2)
 	pattern, _ := topic.ClassControl("Parallel")
 	sub, err := b.Subscribe(ctx, pattern, "", func(m *bus.Msg) {
@@ -75,14 +59,7 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range runs {
-		run := event.NewID()
-		q := event.Stamp(&Question{Text: fmt.Sprint(i)})
-		data, _ := event.Marshal(q)
-		subj, _ := topic.Agent{Class: "Parallel", ID: "a", Thread: run, Display: run, Run: run,
-			Type: topic.Control, Name: "Question", EventID: q.EventBase().EventID}.Subject()
-		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, q.EventBase().EventID); err != nil {
-			t.Fatal(err)
-		}
+		startRun(t, b, "Parallel", &Question{Text: fmt.Sprint(i)}, nil)
 	}
 	for range runs {
 		select {

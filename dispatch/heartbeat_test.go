@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +50,7 @@ func TestHeartbeatWhileStepRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(5*time.Millisecond),
-		dispatch.WithLogger(slog.New(slog.DiscardHandler)))
+		dispatch.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

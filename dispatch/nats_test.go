@@ -1,8 +1,8 @@
 package dispatch_test
 
 import (
+	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -41,8 +41,7 @@ func TestEngineOnNATS(t *testing.T) {
 
 func testEngineOnNATS(t *testing.T, url string) {
 	ctx := t.Context()
-	log := slog.New(slog.DiscardHandler)
-	b, err := natsbus.Connect(natsbus.Config{URL: url, Logger: log})
+	b, err := natsbus.Connect(natsbus.Config{URL: url, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,25 +57,8 @@ func testEngineOnNATS(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = b.DeleteStream(t.Context(), topic.StreamName(class)) }()
-
-	store := dispatch.NewMemoryStore()
-	var consumers []bus.Consumer
-	for range 2 {
-		eng, err := dispatch.New(w, b, store, dispatch.WithLogger(log), dispatch.WithCacheSize(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer eng.Close()
-		c, err := b.Consume(ctx, bus.RunnerConsumer(class), func(d bus.Delivery) { eng.Handle(ctx, d) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		consumers = append(consumers, c)
-	}
+	consumers := startEngines(t, b, w, dispatch.NewMemoryStore(), 2, dispatch.WithCacheSize(1))
+	defer func() { _ = b.DeleteStream(context.Background(), topic.StreamName(class)) }()
 	answers := make(chan string, 16)
 	pattern, _ := topic.ClassControl(class)
 	sub, err := b.Subscribe(ctx, pattern, "", func(m *bus.Msg) {
@@ -93,11 +75,7 @@ func testEngineOnNATS(t *testing.T, url string) {
 
 	const runs = 4
 	for range runs {
-		run := event.NewID()
-		q := event.Stamp(&Question{Text: "?"})
-		if _, err := bus.PublishEvent(ctx, b, topic.Agent{Class: class, ID: "a", Thread: run, Display: run, Run: run}, q, nil); err != nil {
-			t.Fatal(err)
-		}
+		startRun(t, b, class, &Question{Text: "?"}, nil)
 	}
 	for range runs {
 		select {

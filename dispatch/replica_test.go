@@ -1,18 +1,14 @@
 package dispatch_test
 
 import (
-	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 
-	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
-	"github.com/saap-go/agent/topic"
 )
 
 type recObserver struct {
@@ -49,34 +45,15 @@ func TestReplicasLoadHistoryOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	b := memory.New(memory.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
+	b := memory.New(memory.Options{Manual: true, Logger: quiet})
 	defer b.Close()
-	if err := b.EnsureStream(ctx, bus.AgentStream("Replicas")); err != nil {
-		t.Fatal(err)
-	}
-	store := dispatch.NewMemoryStore()
 	obs := &recObserver{execs: map[string][]dispatch.Execution{}, ends: map[string][]dispatch.Teardown{}}
-	for range 2 {
-		eng, err := dispatch.New(w, b, store, dispatch.Sequential(), dispatch.WithCacheSize(1), dispatch.WithObserver(obs),
-			dispatch.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Consume(ctx, bus.RunnerConsumer("Replicas"), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startEngines(t, b, w, dispatch.NewMemoryStore(), 2, dispatch.Sequential(), dispatch.WithCacheSize(1), dispatch.WithObserver(obs))
 	var runs []string
 	for range 2 {
-		run := event.NewID()
-		runs = append(runs, run)
-		s := event.Stamp(&event.StartEvent{})
-		if _, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "Replicas", ID: "a", Thread: run, Display: run, Run: run}, s, nil); err != nil {
-			t.Fatal(err)
-		}
+		runs = append(runs, startRun(t, b, "Replicas", &event.StartEvent{}, nil))
 	}
-	b.DeliverAll(ctx)
+	b.DeliverAll(t.Context())
 
 	for _, run := range runs {
 		var lens []int

@@ -2,16 +2,13 @@ package dispatch_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"slices"
 	"testing"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
 	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
-	"github.com/saap-go/agent/topic"
 )
 
 // dispatch.md §2 steps 4, 5, 7: the configuration, the X-AIHub headers and
@@ -40,25 +37,11 @@ func TestStartSeedsRunContext(t *testing.T) {
 	ctx := t.Context()
 	b := memory.New(memory.Options{Manual: true})
 	defer b.Close()
-	if err := b.EnsureStream(ctx, bus.AgentStream("Seed")); err != nil {
-		t.Fatal(err)
-	}
-	store := dispatch.NewMemoryStore()
-	eng, err := dispatch.New(w, b, store, dispatch.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Consume(ctx, bus.RunnerConsumer("Seed"), func(d bus.Delivery) { eng.Handle(ctx, d) }); err != nil {
-		t.Fatal(err)
-	}
-	q := event.Stamp(&Question{Text: "hello"})
-	run := event.NewID()
+	startEngines(t, b, w, dispatch.NewMemoryStore(), 1)
 	h := bus.Header{}
 	h.Set("X-AIHub-User-Token", "tok")
 	h.Set("Other", "x")
-	if _, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "Seed", ID: "a", Thread: run, Display: run, Run: run}, q, h); err != nil {
-		t.Fatal(err)
-	}
+	startRun(t, b, "Seed", &Question{Text: "hello"}, h)
 	b.DeliverAll(ctx)
 
 	keys := make([]string, 0, len(seen))
