@@ -348,3 +348,36 @@ func FuzzValidateSubject(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckSubscribe: what both buses refuse before subscribing, each
+// error naming the problem.
+func TestCheckSubscribe(t *testing.T) {
+	h := func(*bus.Msg) {}
+	cases := []struct {
+		pattern, queue string
+		h              func(*bus.Msg)
+		want           string // "" for accepted
+	}{
+		{"a.*.>", "", h, ""},
+		{"a.b", "workers", h, ""},
+		{"a..b", "", h, "empty token"},
+		{"a.>.b", "", h, `">" before its last token`},
+		{"a.b", "bad queue", h, "queue group"},
+		{"a.b", "", nil, "nil handler"},
+	}
+	for _, c := range cases {
+		err := bus.CheckSubscribe(c.pattern, c.queue, c.h)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("CheckSubscribe(%q, %q) = %v", c.pattern, c.queue, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckSubscribe(%q, %q) = %v, want an error about %s", c.pattern, c.queue, err, c.want)
+		}
+		if _, serr := memory.New(memory.Options{}).Subscribe(context.Background(), c.pattern, c.queue, c.h); serr == nil || serr.Error() != err.Error() {
+			t.Errorf("memory Subscribe(%q, %q) = %v, want %v", c.pattern, c.queue, serr, err)
+		}
+	}
+}

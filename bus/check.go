@@ -28,6 +28,24 @@ func CheckMsg(m *Msg, maxPayload int) error {
 	return nil
 }
 
+// CheckSubscribe reports whether a subscription may be made: a valid
+// pattern, a valid queue group name if queue is set, a handler.
+// Implementations call it before any I/O.
+func CheckSubscribe(pattern, queue string, h func(*Msg)) error {
+	if err := ValidatePattern(pattern); err != nil {
+		return err
+	}
+	if queue != "" {
+		if err := ValidateSubject(queue); err != nil {
+			return fmt.Errorf("queue group: %w", err)
+		}
+	}
+	if h == nil {
+		return fmt.Errorf("bus: Subscribe to %q with a nil handler", pattern)
+	}
+	return nil
+}
+
 func checkHeader(k string, vs []string) error {
 	if k == "" {
 		return fmt.Errorf("bus: empty header key")

@@ -47,18 +47,23 @@ func (e *benchEnv) start(b *testing.B, ev event.Event) {
 	e.b.DeliverAll(ctx)
 }
 
+// linearWorkflow is Start→s1→In→s2→Out→s3→Stop, steps that do nothing.
+func linearWorkflow(b *testing.B, class string) *step.Workflow {
+	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*In, error) { return &In{}, nil }, step.Name("s1"))
+	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
+	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+	w, err := step.NewWorkflow(class, s1, s2, s3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
 // BenchmarkLinearRun: a 3-step linear run (Start→A→B→Stop) on the manual
 // in-memory bus, end to end: publish, deliver, decode, history, binding,
 // claims, step calls, outputs, teardown. Reported per step.
 func BenchmarkLinearRun(b *testing.B) {
-	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*In, error) { return &In{}, nil }, step.Name("s1"))
-	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
-	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
-	w, err := step.NewWorkflow("BenchLinear", s1, s2, s3)
-	if err != nil {
-		b.Fatal(err)
-	}
-	env := newBenchEnv(b, w)
+	env := newBenchEnv(b, linearWorkflow(b, "BenchLinear"))
 	b.ReportAllocs()
 	for b.Loop() {
 		env.start(b, &event.StartEvent{})
@@ -159,15 +164,8 @@ func (d *discardBus) NextMsg(context.Context, string, string, uint64) (*bus.Stor
 // binding, claims, ids, step calls, output encoding, teardown), without
 // transport and decoding.
 func BenchmarkEngineLinearRun(b *testing.B) {
-	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*In, error) { return &In{}, nil }, step.Name("s1"))
-	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
-	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
-	w, err := step.NewWorkflow("BenchEngine", s1, s2, s3)
-	if err != nil {
-		b.Fatal(err)
-	}
 	db := &discardBus{}
-	eng, err := dispatch.New(w, db, dispatch.NewMemoryStore(), dispatch.Sequential(),
+	eng, err := dispatch.New(linearWorkflow(b, "BenchEngine"), db, dispatch.NewMemoryStore(), dispatch.Sequential(),
 		dispatch.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)

@@ -159,11 +159,10 @@ func (b *Bus) StreamInfo(ctx context.Context, name string) (*bus.StreamInfo, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st, err := b.stream(name)
+	st, err := b.trimmed(name)
 	if err != nil {
 		return nil, err
 	}
-	st.trim(b.clock.Now())
 	info := &bus.StreamInfo{Config: st.cfg, Msgs: uint64(len(st.msgs)), FirstSeq: st.last + 1, LastSeq: st.last}
 	info.Config.Subjects = append([]string(nil), st.cfg.Subjects...)
 	if len(st.msgs) > 0 {
@@ -181,6 +180,17 @@ func (b *Bus) stream(name string) (*stream, error) {
 	if !ok {
 		return nil, fmt.Errorf("stream %q: %w", name, bus.ErrNotFound)
 	}
+	return st, nil
+}
+
+// trimmed returns the named stream with its limits applied as of now, for
+// reading. b.mu is held.
+func (b *Bus) trimmed(name string) (*stream, error) {
+	st, err := b.stream(name)
+	if err != nil {
+		return nil, err
+	}
+	st.trim(b.clock.Now())
 	return st, nil
 }
 
@@ -298,11 +308,10 @@ func (b *Bus) NextMsg(ctx context.Context, name, filter string, seq uint64) (*bu
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st, err := b.stream(name)
+	st, err := b.trimmed(name)
 	if err != nil {
 		return nil, err
 	}
-	st.trim(b.clock.Now())
 	s := st.next(max(seq, 1), filter)
 	if s == nil {
 		return nil, fmt.Errorf("stream %q: no message matching %q from sequence %d: %w", name, filter, seq, bus.ErrNotFound)

@@ -301,16 +301,8 @@ type subscription struct {
 // it. ctx bounds that wait; if the connection is down, the subscription is
 // made on reconnect and Subscribe does not wait for it.
 func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.Msg)) (bus.Subscription, error) {
-	if err := bus.ValidatePattern(pattern); err != nil {
+	if err := bus.CheckSubscribe(pattern, queue, h); err != nil {
 		return nil, err
-	}
-	if queue != "" {
-		if err := bus.ValidateSubject(queue); err != nil {
-			return nil, fmt.Errorf("queue group: %w", err)
-		}
-	}
-	if h == nil {
-		return nil, fmt.Errorf("bus: Subscribe to %q with a nil handler", pattern)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
