@@ -450,8 +450,12 @@ func fillCodec(c *codec, t reflect.Type) error {
 				}
 				v.Grow(1)
 				v.SetLen(n + 1)
+				path, missing := len(d.path), len(d.missing)
 				if err := ec.dec(d, v.Index(n)); err != nil {
-					return err
+					return d.indexError(err, path, n)
+				}
+				if len(d.missing) > missing {
+					d.indexMissing(path, missing, n)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,7 +175,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"_event_name":"ChunkEvent","content":5}`, "ChunkEvent", "content", ErrType},
 		{`{"_event_name":"ExceptionEvent","http_status_code":"500"}`, "ExceptionEvent", "http_status_code", ErrType},
 		{`{"_event_name":"ExceptionEvent","http_status_code":1.5}`, "ExceptionEvent", "http_status_code", ErrType},
-		{`{"_event_name":"UserMessageEvent","user":{"roles":[1]}}`, "UserMessageEvent", "user.roles", ErrType},
+		{`{"_event_name":"UserMessageEvent","user":{"roles":[1]}}`, "UserMessageEvent", "user.roles[0]", ErrType},
 		{`{"_event_name":"CronStartEvent","scheduled_for":"tomorrow"}`, "CronStartEvent", "scheduled_for", ErrType},
 		{`{"_event_name":"HumanInTheLoopInputResponseEvent","request_event":{"_event_name":"ChunkEvent"}}`, "HumanInTheLoopInputResponseEvent", "request_event", ErrTypeMismatch},
 		{`{"_event_name":"ChunkEvent","content":"x"`, "ChunkEvent", "", ErrSyntax},
@@ -182,6 +183,13 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"_event_name":"ChunkEvent"} x`, "", "", ErrSyntax},
 		{`[1,2]`, "", "", ErrType},
 		{`{"a":nan}`, "", "", ErrSyntax},
+		// Lists name the element: the gateway's 400 points at it.
+		{`{"_event_name":"UserMessageEvent","messages":[{"role":"user"},{"role":7}]}`, "UserMessageEvent", "messages[1].role", ErrType},
+		{`{"_event_name":"UserMessageEvent","messages":[{"role":"user","blocks":[{"block_type":"text","text":"a"},{"block_type":"text","text":5}]}]}`, "UserMessageEvent", "messages[0].blocks[1].text", ErrType},
+		{`{"_event_name":"UserMessageEvent","user":{"roles":["a","b",1]}}`, "UserMessageEvent", "user.roles[2]", ErrType},
+		{`{"_event_name":"UserMessageEvent","messages":"x"}`, "UserMessageEvent", "messages", ErrType},
+		{`{"_event_name":"UserMessageEvent","requested_features":[7]}`, "UserMessageEvent", "requested_features[0]", ErrType},
+		{`{"_event_name":"RouterEvent","routes":[{"event":{"_event_name":"ChunkEvent","content":1}}]}`, "ChunkEvent", "routes[0].event.content", ErrType},
 	}
 	for _, tt := range tests {
 		_, err := Unmarshal([]byte(tt.input))
@@ -393,5 +401,41 @@ func TestUnmarshalNamed(t *testing.T) {
 	}
 	if _, err := UnmarshalNamed([]byte(`{"content":7}`), "ChunkEvent", nil); !errors.Is(err, ErrType) {
 		t.Errorf("wrong type: %v", err)
+	}
+}
+
+func TestMissingInListNamesElement(t *testing.T) {
+	e, err := Unmarshal([]byte(`{"_event_name":"UserMessageEvent","user":{"id":"u","name":"n","email":"e","roles":[]},"files":[{"filename":"a","file_type":"t","file_id":"1"},{"filename":"b"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"files[1].file_type", "files[1].file_id"}
+	if got := Missing(e); !slices.Equal(got, want) {
+		t.Errorf("Missing = %q, want %q", got, want)
+	}
+}
+
+func TestValueListErrorNamesElement(t *testing.T) {
+	var msgs []ChatMessage
+	err := UnmarshalValue([]byte(`[{"role":"user"},{"role":[]}]`), &msgs)
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Field != "[1].role" {
+		t.Errorf("UnmarshalValue = %v, want field [1].role", err)
+	}
+}
+
+func TestWithIndex(t *testing.T) {
+	for _, tt := range []struct{ field, prefix, want string }{
+		{"messages.role", "messages", "messages[3].role"},
+		{"messages", "messages", "messages[3]"},
+		{"messages[1].x", "messages", "messages[3][1].x"},
+		{"messages_extra", "messages", "messages_extra"},
+		{"other", "messages", "other"},
+		{"role", "", "[3].role"},
+		{"", "", "[3]"},
+	} {
+		if got := withIndex(tt.field, tt.prefix, 3); got != tt.want {
+			t.Errorf("withIndex(%q, %q) = %q, want %q", tt.field, tt.prefix, got, tt.want)
+		}
 	}
 }

@@ -74,7 +74,7 @@ var (
 // DecodeError reports a decode failure, naming the event and the field.
 type DecodeError struct {
 	Event string // wire name being decoded, "" when not yet known
-	Field string // dotted JSON path of the field, "" for the document
+	Field string // JSON path of the field, as messages[0].role; "" for the document
 	Err   error  // wraps ErrSyntax, ErrType, ...
 }
 

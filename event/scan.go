@@ -1,8 +1,10 @@
 package event
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -77,6 +79,44 @@ func joinPath(p []string) string {
 		b = append(b, s...)
 	}
 	return string(b)
+}
+
+// indexError names element n of the list at d.path[:path] in err's field:
+// messages.role becomes messages[0].role. Lists name their elements only
+// on failure, so decoding a list pays nothing for it; an inner list fixes
+// its index first, so nested lists read a[1][2].
+func (d *decoder) indexError(err error, path, n int) error {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		de.Field = withIndex(de.Field, joinPath(d.path[:path]), n)
+	}
+	return err
+}
+
+// indexMissing does for the missing fields recorded since from what
+// indexError does for an error.
+func (d *decoder) indexMissing(path, from, n int) {
+	prefix := joinPath(d.path[d.base:path])
+	for i := from; i < len(d.missing); i++ {
+		d.missing[i] = withIndex(d.missing[i], prefix, n)
+	}
+}
+
+// withIndex inserts [n] after prefix in field, if field lies under prefix.
+func withIndex(field, prefix string, n int) string {
+	if !strings.HasPrefix(field, prefix) {
+		return field
+	}
+	rest := field[len(prefix):]
+	switch {
+	case prefix == "":
+		if rest != "" && rest[0] != '[' {
+			rest = "." + rest
+		}
+	case rest != "" && rest[0] != '.' && rest[0] != '[':
+		return field // a sibling that merely shares the prefix
+	}
+	return prefix + "[" + strconv.Itoa(n) + "]" + rest
 }
 
 // kindName describes the JSON value starting at the current position.

@@ -521,7 +521,7 @@ var vectorChecks = map[string]func(t *testing.T, data []byte){
 		if !errors.As(err, &de) {
 			t.Fatalf("err = %v, want a *DecodeError", err)
 		}
-		if de.Event != "UserMessageEvent" || de.Field != "messages.blocks.audio" || !errors.Is(err, ErrType) {
+		if de.Event != "UserMessageEvent" || de.Field != "messages[0].blocks[0].audio" || !errors.Is(err, ErrType) {
 			t.Errorf("error names event %q, field %q: %v", de.Event, de.Field, err)
 		}
 	},
