@@ -33,4 +33,8 @@
 //
 // Request on a Manual bus calls the responders at once in the calling
 // goroutine, since a caller blocked in Request could not call Deliver.
+//
+// A publish is copied once; the stream, subscribers, deliveries and NextMsg
+// then share that copy's header and data, so receivers must treat them as
+// read-only (see bus.Msg), as they should on any bus.
 package memory
