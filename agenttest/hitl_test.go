@@ -8,6 +8,7 @@ import (
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,7 +28,7 @@ func TestHITLRoundTrip(t *testing.T) {
 		req := &event.HumanInTheLoopInputRequestEvent{}
 		req.Question = "What is your name?"
 		req.HITLType = "input"
-		req.Topic = &event.Topic{EventType: event.Str("control_event"), EventName: event.Str("HumanInTheLoopInputResponseEvent")}
+		req.Topic = &event.Topic{EventType: event.Str(string(topic.Control)), EventName: event.Str("HumanInTheLoopInputResponseEvent")}
 		return req, nil
 	}, step.Name("ask"))
 	greet := step.New(func(ctx step.Context, r *event.HumanInTheLoopInputResponseEvent) (*Greeting, error) {

@@ -298,7 +298,7 @@ func TestHITLRequestTopicIsCompleted(t *testing.T) {
 		req := &event.HumanInTheLoopInputRequestEvent{}
 		req.Question = "name?"
 		req.HITLType = "input"
-		req.Topic = &event.Topic{EventType: event.Str("control_event"), EventName: event.Str("HumanInTheLoopInputResponseEvent"), AgentID: event.Str("kept")}
+		req.Topic = &event.Topic{EventType: event.Str(string(topic.Control)), EventName: event.Str("HumanInTheLoopInputResponseEvent"), AgentID: event.Str("kept")}
 		return req, nil
 	}, step.Name("s"))
 	h := agenttest.New(t, partial(t, "Hitl", s))
