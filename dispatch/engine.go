@@ -72,8 +72,8 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 func WithTracer(t trace.Tracer) Option { return func(e *Engine) { e.tracer = t } }
 
 // WithHeartbeat sets how often Handle sends an in-progress acknowledgement
-// while it works, well below the consumer's AckWait (default 10 s; 0
-// disables heartbeats).
+// while it works, well below the consumer's AckWait (default 10 s; 0 or a
+// negative duration disables heartbeats).
 func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbeat = d } }
 
 // WithConfig sets how a run's agent configuration is resolved at its
@@ -138,6 +138,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	if e.log == nil {
 		e.log = slog.Default()
 	}
+	e.heartbeat = max(e.heartbeat, 0)
 	e.beats.every = e.heartbeat
 	if e.observer == nil {
 		e.observer = nopObserver{}
@@ -337,6 +338,9 @@ type beat struct {
 }
 
 func (b *beats) add(d bus.Delivery) uint64 {
+	if b.every <= 0 {
+		return 0 // disabled: a zero-duration timer would fire in a loop
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.live == nil {
@@ -356,6 +360,9 @@ func (b *beats) add(d bus.Delivery) uint64 {
 }
 
 func (b *beats) remove(id uint64) {
+	if id == 0 {
+		return
+	}
 	b.mu.Lock()
 	delete(b.live, id)
 	b.mu.Unlock()

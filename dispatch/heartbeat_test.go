@@ -66,3 +66,65 @@ func TestHeartbeatWhileStepRuns(t *testing.T) {
 		t.Fatalf("settled %q, want ack", d.settled)
 	}
 }
+
+// countingBeats is a Delivery that counts InProgress calls.
+type countingBeats struct {
+	recorder
+	mu    sync.Mutex
+	beats int
+}
+
+func (d *countingBeats) InProgress() error {
+	d.mu.Lock()
+	d.beats++
+	d.mu.Unlock()
+	return nil
+}
+
+// WithHeartbeat(0) and negative durations disable heartbeats: a step that
+// runs for a while sends no InProgress at all (a zero-duration timer would
+// send thousands).
+func TestHeartbeatDisabled(t *testing.T) {
+	for _, every := range []time.Duration{0, -time.Second} {
+		t.Run(every.String(), func(t *testing.T) {
+			d := &countingBeats{}
+			slow := step.New(func(ctx step.Context, q *Question) (*Answer, error) {
+				// An observation window, not synchronisation: heartbeats
+				// would arrive during it.
+				time.Sleep(30 * time.Millisecond)
+				return &Answer{}, nil
+			}, step.Name("slow"))
+			w, err := step.NewWorkflow("Slow", slow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			b := memory.New(memory.Options{})
+			defer b.Close()
+			if err := b.EnsureStream(ctx, bus.AgentStream("Slow")); err != nil {
+				t.Fatal(err)
+			}
+			eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(every),
+				dispatch.WithLogger(quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			q := event.Stamp(&Question{Text: "?"})
+			data, _ := event.Marshal(q)
+			run := event.NewID()
+			subj, _ := topic.Agent{Class: "Slow", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
+				Name: "Question", EventID: q.EventBase().EventID}.Subject()
+			d.msg = bus.Msg{Subject: subj, Data: data}
+			eng.Handle(ctx, d)
+			if d.settled != "ack" {
+				t.Fatalf("settled %q, want ack", d.settled)
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.beats != 0 {
+				t.Fatalf("%d InProgress calls with heartbeats disabled, want 0", d.beats)
+			}
+		})
+	}
+}
