@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -18,8 +17,7 @@ import (
 // the run with an ExceptionEvent naming the failing fields, never values.
 type configResolver struct {
 	src      config.Source
-	defaults any          // the Configurer's value, or nil
-	typ      reflect.Type // its type, or nil
+	defaults any // the Configurer's value, or nil
 }
 
 var _ dispatch.ConfigResolver = (*configResolver)(nil)
@@ -38,10 +36,14 @@ func newConfigResolver(a Agent) (*configResolver, error) {
 	if t.Kind() == reflect.Pointer {
 		return nil, fmt.Errorf("%w: DefaultConfig returns a %v; return the struct value, not a pointer", ErrInvalidAgent, t)
 	}
-	if _, err := config.Merge[any](d, nil); err != nil {
+	// Defaults may be incomplete (a required API key comes from the
+	// profile), so only their shape is checked here, not Validate.
+	if b, err := json.Marshal(d); err != nil {
 		return nil, fmt.Errorf("%w: DefaultConfig: %w", ErrInvalidAgent, err)
+	} else if len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("%w: DefaultConfig returns a %v, which does not encode to a JSON object", ErrInvalidAgent, t)
 	}
-	r.defaults, r.typ = d, t
+	r.defaults = d
 	return r, nil
 }
 
@@ -54,48 +56,16 @@ func (r *configResolver) Resolve(ctx context.Context, run step.Run) (json.RawMes
 	return raw, nil
 }
 
-// Decode merges the stored profile over the defaults and validates it.
+// Decode merges the stored profile over the defaults and validates it
+// through config.MergeValue, so the config package's type and null checks and
+// the type's Validate apply and every failing field is named (never a value).
+// Without a Configurer the result is the profile as a generic object.
 func (r *configResolver) Decode(raw json.RawMessage) (any, error) {
-	if r.typ == nil {
-		m, err := config.Merge(map[string]any{}, raw)
-		if err != nil {
-			return nil, invalidConfig(err)
-		}
-		return m, nil
-	}
-	// config.Merge is generic and the type is known only at run time: merge
-	// into a generic object, then decode into the configuration type.
-	merged, err := config.Merge[any](r.defaults, raw)
+	v, err := config.MergeValue(r.defaults, raw)
 	if err != nil {
 		return nil, invalidConfig(err)
 	}
-	data, err := json.Marshal(merged)
-	if err != nil {
-		return nil, invalidConfig(err)
-	}
-	p := reflect.New(r.typ)
-	if err := json.Unmarshal(data, p.Interface()); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			// te's message quotes the value: keep only the field.
-			return nil, invalidConfig(config.Invalid(te.Field, "invalid value"))
-		}
-		return nil, invalidConfig(config.Invalid("(root)", "invalid value"))
-	}
-	for _, v := range []any{p.Interface(), p.Elem().Interface()} {
-		if val, ok := v.(config.Validator); ok {
-			if err := val.Validate(); err != nil {
-				var ve *config.ValidationError
-				if !errors.As(err, &ve) {
-					// Its text may quote a value: keep it out of the message.
-					ve = &config.ValidationError{Err: err}
-				}
-				return nil, invalidConfig(ve)
-			}
-			break
-		}
-	}
-	return p.Elem().Interface(), nil
+	return v, nil
 }
 
 // invalidConfig phrases a configuration failure as the reference does

@@ -216,6 +216,9 @@ func TestScenario31_InvalidConfigAtStart(t *testing.T) {
 	}{
 		{"type mismatch", map[string]any{"temperature": "very-hot-secret", "api_key": "sk-secret-1"}, []string{"temperature"}, []string{"very-hot-secret", "sk-secret-1"}},
 		{"Validate", map[string]any{"model": "gpt-secret-model"}, []string{"api_key"}, []string{"gpt-secret-model"}},
+		// Every failing field is named, not only the first: a type mismatch
+		// and a null where the type cannot hold one.
+		{"several fields", map[string]any{"temperature": "hot-secret", "model": nil, "api_key": "sk-secret-2"}, []string{"temperature", "model"}, []string{"hot-secret", "sk-secret-2"}},
 	}
 	eachTarget(t, func(t *testing.T, tg target) {
 		for _, tc := range cases {
