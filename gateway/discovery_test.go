@@ -28,9 +28,13 @@ func testDiscoveryCycle(t *testing.T, nb newBusFunc) {
 	b := nb(t)
 	startResponder(t, b, "EchoAgent")
 	startResponder(t, b, "OtherAgent")
-	// A malformed answer is ignored, not fatal.
+	// A malformed answer, or an event of another type, is ignored, not fatal:
+	// answers pass the event codec as AgentClassDiscoveryResponseEvent.
 	sub, err := b.Subscribe(context.Background(), "class_discovery.agent.*.*.request.*", "", func(m *bus.Msg) {
-		_ = b.Publish(context.Background(), &bus.Msg{Subject: "class_discovery.agent.Broken.*.response." + m.Subject[len("class_discovery.agent.*.*.request."):], Data: []byte(`{"agent_class":`)})
+		callID := m.Subject[len("class_discovery.agent.*.*.request."):]
+		_ = b.Publish(context.Background(), &bus.Msg{Subject: "class_discovery.agent.Broken.*.response." + callID, Data: []byte(`{"agent_class":`)})
+		_ = b.Publish(context.Background(), &bus.Msg{Subject: "class_discovery.agent.Impostor.*.response." + callID,
+			Data: []byte(`{"_event_name":"ChunkEvent","agent_class":"Impostor","content":"x"}`)})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +61,7 @@ func testDiscoveryCycle(t *testing.T, nb newBusFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"EchoAgent", "OtherAgent"}; !containsAll(got, want) || !slices.Equal(got, classNames(gw)) || slices.Contains(got, "Ghost") {
+	if want := []string{"EchoAgent", "OtherAgent"}; !containsAll(got, want) || !slices.Equal(got, classNames(gw)) || slices.Contains(got, "Ghost") || slices.Contains(got, "Impostor") {
 		t.Fatalf("after a full cycle: answered %v, serving %v; want %v", got, classNames(gw), want)
 	}
 	c, _ := gw.Class("EchoAgent")
