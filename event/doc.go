@@ -33,9 +33,12 @@
 // New builds an event with the reference's defaults applied and a fresh id
 // (NewID: 24 lower-hex characters, ObjectId-compatible, sortable by time);
 // Stamp fills only the id and the time. UnmarshalAs decodes with a chosen
-// last resort, like calling deserialize_event on a class; Persisted reads
-// the reference's stored documents; UnmarshalValue and MarshalValue apply
-// the same codec to value types such as ChatMessage.
+// last resort, like calling deserialize_event on a class; UnmarshalNamed
+// supplies the name and parents of fields that arrive without them (an HTTP
+// body, from_raw_data), and Persisted reads the reference's stored
+// documents with it; UnmarshalValue and MarshalValue apply the same codec to
+// value types such as ChatMessage. A *DecodeError names the event and the
+// field's path down to the list element (messages[1].blocks[0].text).
 //
 // Reading is lenient and producing strict (D13): a missing required field
 // is not a decode error but is reported by Missing, and Validate checks an
