@@ -88,3 +88,21 @@ func ExampleNewID() {
 	fmt.Println(len(id), event.IsObjectID(id), !t.IsZero())
 	// Output: 24 true true
 }
+
+// Fields without type tags, such as an HTTP body, decode as the event a
+// discovery answer names; a bad list element is named exactly.
+func ExampleUnmarshalNamed() {
+	parents := []string{"UserMessageEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"}
+	e, err := event.UnmarshalNamed([]byte(`{"messages": [{"role": "user", "content": "Hello"}]}`), "UserMessageEvent", parents)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(event.Name(e), e.(*event.UserMessageEvent).Messages[0].Content())
+
+	_, err = event.UnmarshalNamed([]byte(`{"messages": [{"role": "user"}, {"role": 7}]}`), "UserMessageEvent", parents)
+	fmt.Println(err)
+	// Output:
+	// UserMessageEvent Hello
+	// event: decode UserMessageEvent: field messages[1].role: wrong JSON type: expected string, got number
+}
