@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -326,5 +327,91 @@ func TestBadInputRefusedBeforeIO(t *testing.T) {
 	}
 	if after := b.Conn().Stats(); after.OutMsgs != before.OutMsgs || after.OutBytes != before.OutBytes {
 		t.Fatalf("bad input reached the connection: %+v → %+v", before, after)
+	}
+}
+
+// Stop naks the messages the client pulled but never handed to the handler,
+// so a second consumer gets them at once, not after AckWait (one minute
+// here, well beyond the test's wait).
+func TestStopNaksBufferedMessages(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	for i := range n {
+		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.x", Data: []byte{byte('0' + i)}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: time.Minute}
+	got, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string]bool{} // by both consumers
+	var once sync.Once
+	first, err := b.Consume(ctx, cfg, func(d bus.Delivery) {
+		once.Do(func() { close(got); <-release })
+		mu.Lock()
+		seen[string(d.Msg().Data)] = true
+		mu.Unlock()
+		_ = d.Ack(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	// Wait until the server has delivered all n to the client's buffer.
+	for {
+		info, err := b.JetStream().Consumer(ctx, "s", "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci := info.CachedInfo(); ci.NumAckPending == n {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	stopped := make(chan struct{})
+	go func() { _ = first.Stop(); close(stopped) }()
+	for !natsbus.Stopping(first) {
+		runtime.Gosched()
+	}
+	close(release)
+	<-stopped
+
+	mu.Lock()
+	handed := len(seen)
+	mu.Unlock()
+	if handed != 1 {
+		t.Fatalf("the first consumer handled %d messages, want only the one in flight when Stop began", handed)
+	}
+	all := make(chan struct{})
+	second, err := b.Consume(ctx, cfg, func(d bus.Delivery) {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[string(d.Msg().Data)] {
+			t.Errorf("message %s delivered again after its ack", d.Msg().Data)
+		}
+		seen[string(d.Msg().Data)] = true
+		_ = d.Ack(ctx)
+		if len(seen) == n {
+			close(all)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = second.Stop() }()
+	select {
+	case <-all:
+	case <-time.After(15 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%d of %d messages handled; the rest wait for AckWait", len(seen), n)
 	}
 }

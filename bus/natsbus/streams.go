@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -189,7 +190,10 @@ type consumer struct {
 	cc      jetstream.ConsumeContext
 	mu      sync.Mutex // held while the handler runs
 	stopped bool
-	once    sync.Once
+	// stopping is set by Stop before it waits for the handler, so messages
+	// buffered behind the call in flight are nak'ed, not handed over.
+	stopping atomic.Bool
+	once     sync.Once
 }
 
 func consumerConfig(c bus.ConsumerConfig) jetstream.ConsumerConfig {
@@ -262,10 +266,17 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	}
 	c := &consumer{b: b}
 	cb := func(m jetstream.Msg) {
+		if c.stopping.Load() {
+			_ = m.Nak() // see below; checked first so Stop need not win the lock
+			return
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopped {
-			return // left unacked: redelivered after AckWait
+			// Pulled into the client but never handed over: give it back at
+			// once instead of after AckWait. A failed nak only delays it.
+			_ = m.Nak()
+			return
 		}
 		h(b.delivery(m))
 	}
@@ -290,13 +301,18 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	return c, nil
 }
 
-// Stop stops the consumption and waits for the handler call in flight.
+// Stop stops the consumption and waits for the handler call in flight. The
+// messages already pulled into the client but not handed to the handler are
+// nak'ed, so another consumer gets them at once rather than after AckWait.
 func (c *consumer) Stop() error {
 	c.once.Do(func() {
-		c.cc.Stop()
-		c.mu.Lock()
+		c.stopping.Store(true)
+		c.mu.Lock() // waits for the handler call in flight
 		c.stopped = true
 		c.mu.Unlock()
+		// Drain, not Stop: Stop drops the client's buffer unacked, Drain
+		// passes it to the callback, which naks it.
+		c.cc.Drain()
 		select {
 		case <-c.cc.Closed():
 		case <-time.After(5 * time.Second):
