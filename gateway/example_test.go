@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,11 +57,12 @@ func Example() {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var terminal struct {
-		Name string `json:"_event_name"`
+	terminal, err := event.Unmarshal(body) // the answer is the terminal event's JSON
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	_ = json.Unmarshal(body, &terminal)
-	fmt.Println(resp.Status, terminal.Name)
+	fmt.Println(resp.Status, event.Name(terminal))
 
 	req, _ = http.NewRequest("POST", srv.URL+"/agents/NoSuchAgent/dev/UserMessageEvent", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer secret")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 )
 
@@ -97,7 +98,7 @@ func dataFrames(fs []sseFrame) []string {
 	return out
 }
 
-// names returns the _event_name of each JSON event (or the raw text).
+// names decodes each SSE data line as an event and returns its name ([DONE] as is).
 func names(t *testing.T, datas []string) []string {
 	t.Helper()
 	out := make([]string, len(datas))
@@ -106,13 +107,11 @@ func names(t *testing.T, datas []string) []string {
 			out[i] = d
 			continue
 		}
-		var e struct {
-			Name string `json:"_event_name"`
+		e, err := event.Unmarshal([]byte(d))
+		if err != nil {
+			t.Fatalf("data %d is not an event: %v: %s", i, err, d)
 		}
-		if err := json.Unmarshal([]byte(d), &e); err != nil {
-			t.Fatalf("data %d is not JSON: %v: %s", i, err, d)
-		}
-		out[i] = e.Name
+		out[i] = event.Name(e)
 	}
 	return out
 }
