@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/exectest"
 )
 
@@ -92,12 +92,13 @@ func TestChatExample(t *testing.T) {
 			}
 		}
 		resp.Body.Close()
-		if len(datas) < 3 || datas[len(datas)-1] != "[DONE]" || !strings.Contains(datas[len(datas)-2], `"_event_name": "LLMStopEvent"`) && !strings.Contains(datas[len(datas)-2], `"_event_name":"LLMStopEvent"`) {
+		if len(datas) < 3 || datas[len(datas)-1] != "[DONE]" {
 			t.Fatalf("stream: %q", datas)
 		}
-		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
+		if last, err := event.Unmarshal([]byte(datas[len(datas)-2])); err != nil || event.Name(last) != "LLMStopEvent" {
+			t.Fatalf("last event of the stream: %v (%s)", err, datas[len(datas)-2])
 		}
+		p.Signal(t, syscall.SIGTERM)
 		if err := p.Wait(t, time.Minute); err != nil {
 			t.Fatalf("exit after SIGTERM: %v\nstderr:\n%s", err, p.Stderr())
 		}
