@@ -186,6 +186,22 @@ func (m *MemoryStore) Set(ctx context.Context, s Scope, key string, value []byte
 	return nil
 }
 
+// SetMany implements BatchSetter.
+func (m *MemoryStore) SetMany(ctx context.Context, s Scope, entries []Entry) error {
+	for _, en := range entries {
+		if err := checkScope(s, en.Key); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sc := m.scope(s, true)
+	for _, en := range entries {
+		sc[en.Key] = slices.Clone(en.Value)
+	}
+	return nil
+}
+
 // Delete implements Store.
 func (m *MemoryStore) Delete(ctx context.Context, s Scope, key string) error {
 	if err := checkScope(s, key); err != nil {

@@ -194,3 +194,36 @@ type Store interface {
 	// and every other run's state are kept. It is idempotent.
 	DeleteRun(ctx context.Context, run RunKey) error
 }
+
+// Entry is one key and value of a context, for SetMany.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// BatchSetter is implemented by stores that can write several keys of one
+// scope at once, in about one round trip (the three stores of this module
+// do). The engine uses it to seed a run context from a StartEvent; a Store
+// without it gets one Set per key.
+type BatchSetter interface {
+	// SetMany stores every entry under its key in scope, as Set would. It is
+	// not atomic: on error some entries may be stored. Keys must be
+	// distinct.
+	SetMany(ctx context.Context, s Scope, entries []Entry) error
+}
+
+// setMany writes entries through SetMany when s has it, else one Set each.
+func setMany(ctx context.Context, s Store, sc Scope, entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if b, ok := s.(BatchSetter); ok && len(entries) > 1 {
+		return b.SetMany(ctx, sc, entries)
+	}
+	for _, en := range entries {
+		if err := s.Set(ctx, sc, en.Key, en.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -453,6 +454,31 @@ func (s *Store) Set(ctx context.Context, sc dispatch.Scope, key string, value []
 		return fmt.Errorf("kvstore: set %q: %w", key, err)
 	}
 	return nil
+}
+
+// SetMany implements dispatch.BatchSetter: the puts go out concurrently,
+// so the batch costs about one round trip.
+func (s *Store) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+	kv, prefix, err := s.scope(sc)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if en.Key == "" {
+			return fmt.Errorf("kvstore: empty key in %s scope %s/%s", sc.Kind, sc.Class, sc.ID)
+		}
+	}
+	errs := make([]error, len(entries))
+	var wg sync.WaitGroup
+	for i, en := range entries {
+		wg.Go(func() {
+			if _, err := kv.Put(ctx, prefix+escape(en.Key), en.Value); err != nil {
+				errs[i] = fmt.Errorf("kvstore: set %q: %w", en.Key, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Delete implements dispatch.Store.

@@ -383,6 +383,36 @@ func (s *Store) Set(ctx context.Context, sc dispatch.Scope, key string, value []
 	return nil
 }
 
+// SetMany implements dispatch.BatchSetter: one HSET of every field (and
+// the expiry) in one round trip.
+func (s *Store) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	h, ttl, err := s.hash(sc)
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, 2*len(entries))
+	for _, en := range entries {
+		if en.Key == "" {
+			return fmt.Errorf("redisstore: empty key in %s scope %s/%s", sc.Kind, sc.Class, sc.ID)
+		}
+		args = append(args, en.Key, en.Value)
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, h, args...)
+		if ttl > 0 {
+			p.Expire(ctx, h, time.Duration(ttl)*time.Second)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redisstore: set %d keys: %w", len(entries), err)
+	}
+	return nil
+}
+
 // Delete implements dispatch.Store.
 func (s *Store) Delete(ctx context.Context, sc dispatch.Scope, key string) error {
 	h, _, err := s.hashField(sc, key)

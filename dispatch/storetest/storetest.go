@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 		{"Markers", testMarkers},
 		{"ConcurrentMarkerOneWinner", testConcurrentMarkerOneWinner},
 		{"Context", testContext},
+		{"SetMany", testSetMany},
 		{"Incr", testIncr},
 		{"ConcurrentIncr", testConcurrentIncr},
 		{"Namespaces", testNamespaces},
@@ -368,6 +369,46 @@ func testContext(t *testing.T, s dispatch.Store, c string) {
 				t.Fatalf("Keys after Delete = %q, want [a c]", keys)
 			}
 		})
+	}
+}
+
+// testSetMany checks dispatch.BatchSetter, for stores that have it: every
+// entry lands under its key (odd keys included), overwriting, and DeleteRun
+// removes them like any run-context key.
+func testSetMany(t *testing.T, s dispatch.Store, c string) {
+	b, ok := s.(dispatch.BatchSetter)
+	if !ok {
+		t.Skip("the store does not implement dispatch.BatchSetter")
+	}
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	for _, sc := range []dispatch.Scope{run.RunContext(), dispatch.ThreadContext(c, "t1")} {
+		t.Run(sc.Kind.String(), func(t *testing.T) {
+			if err := s.Set(ctx(t), sc, "a", []byte(`0`)); err != nil {
+				t.Fatal(err)
+			}
+			entries := []dispatch.Entry{{Key: "a", Value: []byte(`1`)}, {Key: "b.c d", Value: []byte(`"ü"`)}, {Key: "_x", Value: []byte(`{"y":[2]}`)}}
+			if err := b.SetMany(ctx(t), sc, entries); err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range entries {
+				got, ok, err := s.Get(ctx(t), sc, en.Key)
+				if err != nil || !ok || string(got) != string(en.Value) {
+					t.Fatalf("Get(%q) = %q, %v, %v; want %q", en.Key, got, ok, err, en.Value)
+				}
+			}
+			if keys := keys(t, s, sc); !slices.Equal(keys, []string{"_x", "a", "b.c d"}) {
+				t.Fatalf("Keys = %q", keys)
+			}
+			if err := b.SetMany(ctx(t), sc, []dispatch.Entry{{Key: "", Value: []byte(`1`)}}); err == nil {
+				t.Fatal("SetMany with an empty key: no error")
+			}
+		})
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatal(err)
+	}
+	if keys := keys(t, s, run.RunContext()); len(keys) != 0 {
+		t.Fatalf("run context keys after DeleteRun = %q, want none", keys)
 	}
 }
 
