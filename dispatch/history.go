@@ -86,7 +86,10 @@ type runEntry struct {
 	// terminated is set once this process published or received the run's
 	// terminal event (D4); the store's MarkerTerminal tells other replicas.
 	terminated atomic.Bool
-	pubMu      sync.Mutex // orders publishing against terminal events
+	// terminalStored is set once this process stored MarkerTerminal for the
+	// run; markers are write-once, so teardown need not write it again.
+	terminalStored atomic.Bool
+	pubMu          sync.Mutex // orders publishing against terminal events
 
 	actMu  sync.Mutex
 	actID  uint64

@@ -46,26 +46,28 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 		return nil
 	}
-	cfg, ok, err := e.prepare(ctx, r, t, ev, seq)
-	if err != nil || !ok {
-		return err
-	}
-
 	// D14: an event decoded through the ancestry fallback never triggers.
-	if event.IsFallback(ev) {
-		return nil
-	}
-	cands := e.w.Candidates(event.Name(ev))
-	if len(cands) == 0 {
-		return nil
+	var cands []*step.Step
+	if !event.IsFallback(ev) {
+		cands = e.w.Candidates(event.Name(ev))
 	}
 	// D4 across replicas: nothing starts once a terminal event was published
-	// or received.
-	if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
-		return fmt.Errorf("dispatch: read terminal marker: %w", err)
-	} else if ended {
-		r.terminate()
-		return nil
+	// or received. One marker read per trigger serves a StartEvent's
+	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
+	// an ended run always has it.
+	if len(cands) > 0 || event.IsStart(ev) {
+		if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+			return fmt.Errorf("dispatch: read terminal marker: %w", err)
+		} else if ended {
+			e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
+				"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+			r.terminate()
+			return nil
+		}
+	}
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq)
+	if err != nil || !ok || len(cands) == 0 {
+		return err
 	}
 
 	r.mu.Lock()
@@ -127,21 +129,17 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 }
 
 // prepare runs steps 4–7 of dispatch.md §2 and returns the run's decoded
-// configuration; ok is false when the event must not be evaluated.
+// configuration; ok is false when the event must not be evaluated. The
+// caller has checked that the run has not ended. A StartEvent's writes
+// (configuration, headers, start sequence, its fields) go to the store as one
+// batch.
 func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64) (cfg any, ok bool, err error) {
 	run := r.key
+	sc := run.RunContext()
 	start := event.IsStart(ev)
 	r.cfgMu.Lock()
 	defer r.cfgMu.Unlock()
-	if start {
-		if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
-			return nil, false, fmt.Errorf("dispatch: read end marker: %w", err)
-		} else if ended {
-			e.log.InfoContext(ctx, "dispatch: duplicate delivery of a start event after the run ended",
-				"run_id", t.Run, "event_id", ev.EventBase().EventID)
-			return nil, false, nil
-		}
-	}
+	var batch []Entry
 	var raw []byte
 	if !r.cfgLoaded {
 		if start {
@@ -149,12 +147,10 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 			if err != nil {
 				return nil, false, e.fail(ctx, r, t, ev, err.Error())
 			}
-			if err := e.store.Set(ctx, run.RunContext(), KeyAgentConfig, raw); err != nil {
-				return nil, false, fmt.Errorf("dispatch: store agent config: %w", err)
-			}
+			batch = append(batch, Entry{Key: KeyAgentConfig, Value: raw})
 		} else {
 			var found bool
-			raw, found, err = e.store.Get(ctx, run.RunContext(), KeyAgentConfig)
+			raw, found, err = e.store.Get(ctx, sc, KeyAgentConfig)
 			if err != nil {
 				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
 			}
@@ -176,61 +172,68 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	}
 	if h := event.Headers(ev); len(h) > 0 {
 		b, err := json.Marshal(h)
-		if err == nil {
-			err = e.store.Set(ctx, run.RunContext(), KeyAIHubHeaders, b)
-		}
 		if err != nil {
+			return nil, false, fmt.Errorf("dispatch: encode aihub headers: %w", err)
+		}
+		if start {
+			batch = append(batch, Entry{Key: KeyAIHubHeaders, Value: b})
+		} else if err := e.store.Set(ctx, sc, KeyAIHubHeaders, b); err != nil {
 			return nil, false, fmt.Errorf("dispatch: store aihub headers: %w", err)
 		}
 	}
-	if !r.cfgLoaded {
-		c, err := e.config.Decode(raw)
-		if err != nil {
+	loaded, c := r.cfgLoaded, r.cfg
+	if !loaded {
+		if c, err = e.config.Decode(raw); err != nil {
+			// As in the reference, the configuration is stored before it is
+			// validated.
+			if err := setMany(ctx, e.store, sc, batch); err != nil {
+				return nil, false, fmt.Errorf("dispatch: store agent config: %w", err)
+			}
 			return nil, false, e.fail(ctx, r, t, ev, err.Error())
 		}
-		r.cfg, r.cfgLoaded = c, true
 	}
 	if start {
-		if err := e.seedRunContext(ctx, run, ev, seq); err != nil {
+		if batch, err = e.startEntries(ctx, run, ev, seq, batch); err != nil {
 			return nil, false, err
+		}
+		if err := setMany(ctx, e.store, sc, batch); err != nil {
+			return nil, false, fmt.Errorf("dispatch: seed run context: %w", err)
 		}
 		r.prime(seq)
 	}
-	return r.cfg, true, nil
+	// Only once the configuration is stored: a failed write is retried by
+	// the redelivery, which must store it again.
+	r.cfg, r.cfgLoaded = c, true
+	return c, true, nil
 }
 
-// seedRunContext copies the public fields of a start event into the run
-// context (the reference's to_context_dict) and records the run's first
-// stream sequence for history loading.
-func (e *Engine) seedRunContext(ctx context.Context, run RunKey, ev event.Event, seq uint64) error {
-	sc := run.RunContext()
+// startEntries appends the run-context entries of a start event to batch:
+// its start sequence, unless an earlier one is recorded, and its public
+// fields (the reference's to_context_dict).
+func (e *Engine) startEntries(ctx context.Context, run RunKey, ev event.Event, seq uint64, batch []Entry) ([]Entry, error) {
 	// Keep the earliest start: a second StartEvent in the run must not hide
 	// the history before it.
-	raw, ok, err := e.store.Get(ctx, sc, KeyStartSeq)
+	raw, ok, err := e.store.Get(ctx, run.RunContext(), KeyStartSeq)
 	if err != nil {
-		return fmt.Errorf("dispatch: read start sequence: %w", err)
+		return nil, fmt.Errorf("dispatch: read start sequence: %w", err)
 	}
 	if prev, perr := parseUint(raw); !ok || perr != nil || prev > seq {
-		if err := e.store.Set(ctx, sc, KeyStartSeq, strconv.AppendUint(nil, seq, 10)); err != nil {
-			return fmt.Errorf("dispatch: store start sequence: %w", err)
-		}
+		batch = append(batch, Entry{Key: KeyStartSeq, Value: strconv.AppendUint(nil, seq, 10)})
 	}
 	data, err := event.Marshal(ev)
 	if err != nil {
-		return fmt.Errorf("dispatch: encode start event: %w", err)
+		return nil, fmt.Errorf("dispatch: encode start event: %w", err)
 	}
 	if err := eachMember(data, func(k string, v []byte) error {
 		if strings.HasPrefix(k, "_") || k == "event_id" || k == "created_at" {
 			return nil
 		}
-		if err := e.store.Set(ctx, sc, k, v); err != nil {
-			return fmt.Errorf("dispatch: store start field %q: %w", k, err)
-		}
+		batch = append(batch, Entry{Key: k, Value: v})
 		return nil
 	}); err != nil {
-		return fmt.Errorf("dispatch: seed run context: %w", err)
+		return nil, fmt.Errorf("dispatch: seed run context: %w", err)
 	}
-	return nil
+	return batch, nil
 }
 
 func runOf(t topic.Agent, trigger event.Event) step.Run {
@@ -494,6 +497,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		if _, _, err := e.store.SetMarker(ctx, r.key, MarkerTerminal, "published"); err != nil {
 			return true, fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
+		r.terminalStored.Store(true)
 	}
 	return true, nil
 }
@@ -539,11 +543,15 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	if event.IsException(ev) && !event.IsStop(ev) {
 		marker = Crashed
 	}
+	stored := false
 	if r := e.cache.peek(run); r != nil {
 		r.terminate()
+		stored = r.terminalStored.Load()
 	}
-	if _, _, err := e.store.SetMarker(ctx, run, MarkerTerminal, "received"); err != nil {
-		return fmt.Errorf("dispatch: set terminal marker: %w", err)
+	if !stored {
+		if _, _, err := e.store.SetMarker(ctx, run, MarkerTerminal, "received"); err != nil {
+			return fmt.Errorf("dispatch: set terminal marker: %w", err)
+		}
 	}
 	cur, created, err := e.store.SetMarker(ctx, run, MarkerEnd, marker)
 	if err != nil {

@@ -1,0 +1,144 @@
+package dispatch_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+)
+
+// countingStore counts the calls the engine makes to a store, by method: on
+// a networked store each is a round trip.
+type countingStore struct {
+	*dispatch.MemoryStore
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func newCountingStore() *countingStore {
+	return &countingStore{MemoryStore: dispatch.NewMemoryStore(), calls: map[string]int{}}
+}
+
+func (c *countingStore) count(m string) {
+	c.mu.Lock()
+	c.calls[m]++
+	c.mu.Unlock()
+}
+
+func (c *countingStore) total() (n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range c.calls {
+		n += v
+	}
+	return n
+}
+
+func (c *countingStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	c.count("Claim")
+	return c.MemoryStore.Claim(ctx, run, req)
+}
+
+func (c *countingStore) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
+	c.count("Complete")
+	return c.MemoryStore.Complete(ctx, run, step, key, o)
+}
+
+func (c *countingStore) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
+	c.count("Count")
+	return c.MemoryStore.Count(ctx, run, step)
+}
+
+func (c *countingStore) SetMarker(ctx context.Context, run dispatch.RunKey, name, value string) (string, bool, error) {
+	c.count("SetMarker")
+	return c.MemoryStore.SetMarker(ctx, run, name, value)
+}
+
+func (c *countingStore) Marker(ctx context.Context, run dispatch.RunKey, name string) (string, bool, error) {
+	c.count("Marker")
+	return c.MemoryStore.Marker(ctx, run, name)
+}
+
+func (c *countingStore) Get(ctx context.Context, s dispatch.Scope, key string) ([]byte, bool, error) {
+	c.count("Get")
+	return c.MemoryStore.Get(ctx, s, key)
+}
+
+func (c *countingStore) Set(ctx context.Context, s dispatch.Scope, key string, value []byte) error {
+	c.count("Set")
+	return c.MemoryStore.Set(ctx, s, key, value)
+}
+
+func (c *countingStore) SetMany(ctx context.Context, s dispatch.Scope, entries []dispatch.Entry) error {
+	c.count("SetMany")
+	return c.MemoryStore.SetMany(ctx, s, entries)
+}
+
+func (c *countingStore) Delete(ctx context.Context, s dispatch.Scope, key string) error {
+	c.count("Delete")
+	return c.MemoryStore.Delete(ctx, s, key)
+}
+
+func (c *countingStore) Keys(ctx context.Context, s dispatch.Scope) ([]string, error) {
+	c.count("Keys")
+	return c.MemoryStore.Keys(ctx, s)
+}
+
+func (c *countingStore) Incr(ctx context.Context, s dispatch.Scope, key string, delta int64) (int64, error) {
+	c.count("Incr")
+	return c.MemoryStore.Incr(ctx, s, key, delta)
+}
+
+func (c *countingStore) DeleteRun(ctx context.Context, run dispatch.RunKey) error {
+	c.count("DeleteRun")
+	return c.MemoryStore.DeleteRun(ctx, run)
+}
+
+// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 15 store
+// calls (it made 25 when each start field was its own Set, the start event
+// read two markers and teardown rewrote the terminal marker this replica
+// had written): the start event's configuration, headers, start sequence
+// and fields go out as one SetMany.
+func TestStoreCallsPerRun(t *testing.T) {
+	s1 := step.New(func(ctx step.Context, q *Question) (*In, error) { return &In{}, nil }, step.Name("s1"))
+	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
+	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+	w, err := step.NewWorkflow("Trips", s1, s2, s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	b := memory.New(memory.Options{Manual: true, Logger: quiet})
+	defer b.Close()
+	store := newCountingStore()
+	startEngines(t, b, w, store, 1, dispatch.Sequential())
+	h := bus.Header{}
+	h.Set("X-AIHub-User-Token", "tok")
+	run := startRun(t, b, "Trips", &Question{Text: "hello"}, h)
+	b.DeliverAll(ctx)
+
+	if v, ok, _ := store.MemoryStore.Marker(ctx, dispatch.RunKey{Class: "Trips", Run: run}, dispatch.MarkerEnd); !ok || v != dispatch.Completed {
+		t.Fatalf("end marker %q, %v; want completed", v, ok)
+	}
+	store.mu.Lock()
+	calls := store.calls
+	store.mu.Unlock()
+	t.Logf("store calls per run: %v", calls)
+	if calls["Set"] != 0 || calls["SetMany"] != 1 {
+		t.Errorf("Set %d, SetMany %d; want the start event's writes as one SetMany", calls["Set"], calls["SetMany"])
+	}
+	if calls["Marker"] != 3 {
+		t.Errorf("%d marker reads, want one per trigger (3)", calls["Marker"])
+	}
+	if calls["SetMarker"] != 3 {
+		t.Errorf("%d marker writes, want 3 (terminal once, end, cleaned)", calls["SetMarker"])
+	}
+	if n := store.total(); n > 15 {
+		t.Errorf("%d store calls per run, want at most 15", n)
+	}
+}
