@@ -111,7 +111,7 @@ func New[T any, PT interface {
 		_ = f.c.dec(&d, v.FieldByIndex(f.index)) // defaults were checked at registration
 	}
 	if t.display != nil {
-		fillDisplay(t, v)
+		fillDisplay(t, v, nil)
 	}
 	Stamp(p)
 	return p

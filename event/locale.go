@@ -51,7 +51,15 @@ func (l *LocaleString) slot(key string) (*string, uint8) {
 	return nil, 0
 }
 
-func (l *LocaleString) decodeLax(d *decoder) error {
+// localeKeys are the path entries of the four locales, so that pushing one
+// copies no key.
+var localeKeys = [...]string{1: "de", 2: "en", 4: "fr", 8: "it"}
+
+func (l *LocaleString) decodeLax(d *decoder) error { return l.decodeLike(d, nil) }
+
+// decodeLike decodes l; a text equal to like's text in the same locale
+// shares like's string instead of allocating (like may be nil).
+func (l *LocaleString) decodeLike(d *decoder, like *LocaleString) error {
 	*l = LocaleString{}
 	if d.null() {
 		return nil
@@ -74,8 +82,14 @@ func (l *LocaleString) decodeLax(d *decoder) error {
 		if d.null() {
 			continue
 		}
-		d.push(string(key))
-		s, err := d.str()
+		d.push(localeKeys[bit])
+		var s string
+		if like != nil {
+			lp, _ := like.slot(localeKeys[bit])
+			s, err = d.strAs(*lp)
+		} else {
+			s, err = d.str()
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -29,6 +30,12 @@ type decoder struct {
 	defName    string
 	defParents []string
 	hasDefs    bool
+
+	// Reused storage: unescaped strings (read before the next string is
+	// read) and a short field path, so that neither allocates per value.
+	scratch    []byte
+	scratchBuf [128]byte
+	pathBuf    [8]string
 }
 
 func (d *decoder) ws() {
@@ -154,7 +161,8 @@ func (d *decoder) null() bool {
 }
 
 // stringBytes reads a JSON string. The result aliases the input when the
-// string has no escapes; otherwise it is a fresh buffer.
+// string has no escapes; otherwise it is the decoder's scratch buffer,
+// valid only until the next string is read: copy it or compare it at once.
 func (d *decoder) stringBytes() ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, d.errf(ErrType, "expected string, got %s", d.kindName())
@@ -180,8 +188,11 @@ func (d *decoder) stringBytes() ([]byte, error) {
 }
 
 func (d *decoder) unescape(start int) ([]byte, error) {
-	b := make([]byte, 0, d.pos-start+16)
-	b = append(b, d.data[start:d.pos]...)
+	if d.scratch == nil {
+		d.scratch = d.scratchBuf[:0]
+	}
+	b := append(d.scratch[:0], d.data[start:d.pos]...)
+	defer func() { d.scratch = b[:0] }() // keep a grown buffer
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {
@@ -272,10 +283,30 @@ func (d *decoder) str() (string, error) {
 	if err != nil || len(b) == 0 {
 		return "", err
 	}
-	if aliases(d.data, b) {
-		return string(b), nil
+	return string(b), nil
+}
+
+// strAs reads a JSON string like str, but returns like itself instead of
+// a copy when the text is the same: shared defaults cost no allocation.
+func (d *decoder) strAs(like string) (string, error) {
+	b, err := d.stringBytes()
+	if err != nil || len(b) == 0 {
+		return "", err
 	}
-	return unsafe.String(&b[0], len(b)), nil // a fresh buffer from unescape
+	if string(b) == like {
+		return like, nil
+	}
+	return string(b), nil
+}
+
+// keyBytes reads an object key that the caller keeps while it reads the
+// value: an unescaped key is copied out of the scratch buffer.
+func (d *decoder) keyBytes() ([]byte, error) {
+	b, err := d.stringBytes()
+	if err != nil || aliases(d.data, b) {
+		return b, err
+	}
+	return slices.Clone(b), nil
 }
 
 // aliases reports whether b points into data.
@@ -377,7 +408,7 @@ func (d *decoder) objNext(n int) (key []byte, ok bool, err error) {
 	if c != '"' {
 		return nil, false, d.syntax("expected object key")
 	}
-	key, err = d.stringBytes()
+	key, err = d.keyBytes()
 	if err != nil {
 		return nil, false, err
 	}
@@ -442,7 +473,7 @@ func (d *decoder) object(fn func(key []byte) error) error {
 		if d.peek() != '"' {
 			return d.syntax("expected object key")
 		}
-		key, err := d.stringBytes()
+		key, err := d.keyBytes()
 		if err != nil {
 			return err
 		}
@@ -570,5 +601,10 @@ func (d *decoder) end() error {
 	return nil
 }
 
-func (d *decoder) push(name string) { d.path = append(d.path, name) }
-func (d *decoder) pop()             { d.path = d.path[:len(d.path)-1] }
+func (d *decoder) push(name string) {
+	if d.path == nil {
+		d.path = d.pathBuf[:0]
+	}
+	d.path = append(d.path, name)
+}
+func (d *decoder) pop() { d.path = d.path[:len(d.path)-1] }

@@ -196,6 +196,34 @@ func validUTF8(data []byte) []byte {
 	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
+// intern returns a registered name equal to b without allocating, or a
+// copy of b.
+func (r *registry) intern(b []byte) string {
+	if x, ok := r.byName[string(b)]; ok {
+		return x.Name
+	}
+	return string(b)
+}
+
+// parentList reads the received parent list at data[start:] verbatim
+// (non-string items are dropped), sharing the registered names' strings.
+func (r *registry) parentList(data []byte, start int) []string {
+	sub := decoder{data: data, pos: start}
+	parents := []string{}
+	_ = sub.array(func() error {
+		if sub.peek() == '"' {
+			b, err := sub.stringBytes()
+			if err == nil {
+				parents = append(parents, r.intern(b))
+			}
+			return err
+		}
+		_, err := sub.skip()
+		return err
+	})
+	return parents
+}
+
 // nameError completes a DecodeError from the first pass, which runs before
 // the event's name is known: it names the member and, if it can find one,
 // the event.
@@ -283,31 +311,25 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 		}
 	}
 
+	r := reg.Load()
 	var name string
 	if nameAt >= 0 {
 		sub := decoder{data: d.data, pos: entries[nameAt].start}
 		if b, err := sub.stringBytes(); err == nil {
-			name = string(b)
+			name = r.intern(b)
 		}
 	}
+	// The received parent list matters only for a fallback; an exact
+	// decode does not read it (its parents are the registered ones).
 	var parents []string
 	parentsList := false
 	if parentsAt >= 0 {
 		sub := decoder{data: d.data, pos: entries[parentsAt].start}
-		if sub.peek() == '[' {
-			parentsList = true
-			parents = []string{}
-			_ = sub.array(func() error {
-				if sub.peek() == '"' {
-					b, err := sub.stringBytes()
-					if err == nil {
-						parents = append(parents, string(b))
-					}
-					return err
-				}
-				_, err := sub.skip()
-				return err
-			})
+		parentsList = sub.peek() == '['
+	}
+	if parentsList {
+		if x, ok := r.byName[name]; !ok || name == "" || want != nil && x.Go != want {
+			parents = r.parentList(d.data, entries[parentsAt].start)
 		}
 	}
 	if d.hasDefs {
@@ -323,7 +345,6 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 		d.event = name
 	}
 
-	r := reg.Load()
 	var wantT *Type
 	if want != nil {
 		if want == baseEventType.Go {
@@ -410,6 +431,7 @@ func (d *decoder) decodeInto(t *Type, entries []entry, fallback bool, name strin
 	}
 	v := pv.Elem()
 	p := t.plan
+	var texts *displayTexts
 	var seenBuf [64]bool
 	var seen []bool
 	if len(p.fields) <= len(seenBuf) {
@@ -439,7 +461,11 @@ func (d *decoder) decodeInto(t *Type, entries []entry, fallback bool, name strin
 		seen[i] = true
 		d.pos = en.start
 		d.push(f.name)
-		if err := f.c.dec(d, v.FieldByIndex(f.index)); err != nil {
+		if i == p.displayName || i == p.displayDesc {
+			if err := d.display(t, v, i, &texts); err != nil {
+				return nil, err
+			}
+		} else if err := f.c.dec(d, v.FieldByIndex(f.index)); err != nil {
 			return nil, err
 		}
 		d.pop()
@@ -463,7 +489,7 @@ func (d *decoder) decodeInto(t *Type, entries []entry, fallback bool, name strin
 		b.CreatedAt = time.Now().UnixNano()
 	}
 	if t.display != nil {
-		fillDisplay(t, v)
+		fillDisplay(t, v, texts)
 	}
 	b.meta = m
 	return ev, nil
@@ -479,20 +505,62 @@ func isNullAt(data []byte, entries []entry, key string) bool {
 }
 
 // fillDisplay replaces nil display texts by the type's defaults (wire.md §4).
-func fillDisplay(t *Type, v reflect.Value) {
+func fillDisplay(t *Type, v reflect.Value, texts *displayTexts) {
 	p := t.plan
 	if p.displayName >= 0 {
 		if f := v.FieldByIndex(p.fields[p.displayName].index); f.IsNil() {
-			ls := t.display.name
-			f.Set(reflect.ValueOf(&ls))
+			if texts == nil {
+				texts = new(displayTexts)
+			}
+			texts.name = t.display.name
+			f.Set(reflect.ValueOf(&texts.name))
 		}
 	}
 	if p.displayDesc >= 0 {
 		if f := v.FieldByIndex(p.fields[p.displayDesc].index); f.IsNil() {
-			ls := t.display.description
-			f.Set(reflect.ValueOf(&ls))
+			if texts == nil {
+				texts = new(displayTexts)
+			}
+			texts.description = t.display.description
+			f.Set(reflect.ValueOf(&texts.description))
 		}
 	}
+}
+
+// displayTexts holds an event's display_name and display_description in
+// one allocation. Each field points at its own member, so callers may
+// change either text without affecting the other or any other event.
+type displayTexts struct {
+	name, description LocaleString
+}
+
+// display decodes the display field i of t (display_name or
+// display_description) into *texts, allocated on first use. Texts equal to
+// the type's defaults share the defaults' strings (strings are immutable).
+func (d *decoder) display(t *Type, v reflect.Value, i int, texts **displayTexts) error {
+	f := v.FieldByIndex(t.plan.fields[i].index)
+	if d.null() {
+		f.SetZero()
+		return nil
+	}
+	if *texts == nil {
+		*texts = new(displayTexts)
+	}
+	l, like := &(*texts).name, (*LocaleString)(nil)
+	if i == t.plan.displayDesc {
+		l = &(*texts).description
+	}
+	if t.display != nil {
+		like = &t.display.name
+		if i == t.plan.displayDesc {
+			like = &t.display.description
+		}
+	}
+	if err := l.decodeLike(d, like); err != nil {
+		return err
+	}
+	f.Set(reflect.ValueOf(l))
+	return nil
 }
 
 // anyValue decodes a value into any: map[string]any, []any, string,
