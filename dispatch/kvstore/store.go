@@ -81,6 +81,45 @@ type Store struct {
 	// stateStream is the stream behind the state bucket; DeleteRun purges a
 	// subject of it.
 	stateStream jetstream.Stream
+
+	// revs remembers the revision this process last wrote to a claim or
+	// counter key, so the next compare-and-set can skip reading it first.
+	// A stale hint only costs the read it tried to save: every write still
+	// checks the revision on the server.
+	revMu sync.Mutex
+	revs  map[string]revHint
+}
+
+// revHint is a key's revision as this process wrote it, and for a counter
+// the count it wrote.
+type revHint struct {
+	rev uint64
+	n   int64
+}
+
+// maxRevHints bounds Store.revs; when full it is cleared.
+const maxRevHints = 4096
+
+func (s *Store) hint(key string) (revHint, bool) {
+	s.revMu.Lock()
+	defer s.revMu.Unlock()
+	h, ok := s.revs[key]
+	return h, ok
+}
+
+func (s *Store) setHint(key string, h revHint) {
+	s.revMu.Lock()
+	defer s.revMu.Unlock()
+	if s.revs == nil || len(s.revs) >= maxRevHints {
+		s.revs = make(map[string]revHint)
+	}
+	s.revs[key] = h
+}
+
+func (s *Store) dropHint(key string) {
+	s.revMu.Lock()
+	defer s.revMu.Unlock()
+	delete(s.revs, key)
 }
 
 var _ dispatch.Store = (*Store)(nil)
@@ -181,8 +220,9 @@ func (s *Store) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.Cla
 			// follows, so a new claim costs a create and one counter update.
 			// A crash in between under-counts by one, which no limit
 			// depends on.
-			_, err := s.state.Create(ctx, ck, pendingClaim)
+			rev, err := s.state.Create(ctx, ck, pendingClaim)
 			if err == nil {
+				s.setHint(ck, revHint{rev: rev})
 				n, err := s.bumpCounter(ctx, nk)
 				if err != nil {
 					return dispatch.ClaimResult{}, err
@@ -273,26 +313,39 @@ func (s *Store) counter(ctx context.Context, nk string) (counterValue, uint64, e
 // casCounter writes v at nk if its revision is still rev (0: absent). It
 // reports false when another writer came first.
 func (s *Store) casCounter(ctx context.Context, nk string, v counterValue, rev uint64) (bool, error) {
+	ok, _, err := s.writeCounter(ctx, nk, v, rev)
+	return ok, err
+}
+
+// writeCounter is casCounter that also returns the new revision.
+func (s *Store) writeCounter(ctx context.Context, nk string, v counterValue, rev uint64) (bool, uint64, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
+	var nrev uint64
 	if rev == 0 {
-		_, err = s.state.Create(ctx, nk, data)
+		nrev, err = s.state.Create(ctx, nk, data)
 	} else {
-		_, err = s.state.Update(ctx, nk, data, rev)
+		nrev, err = s.state.Update(ctx, nk, data, rev)
 	}
 	switch {
 	case err == nil:
-		return true, nil
+		return true, nrev, nil
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-		return false, nil
+		return false, 0, nil
 	}
-	return false, fmt.Errorf("kvstore: writing counter: %w", err)
+	return false, 0, fmt.Errorf("kvstore: writing counter: %w", err)
 }
 
-// bumpCounter adds one to the counter at nk and returns the new count.
+// bumpCounter adds one to the counter at nk and returns the new count. Its
+// first try needs no read: a create when this process knows of no counter
+// (the step's first execution in the run), else an update at the revision
+// it wrote last.
 func (s *Store) bumpCounter(ctx context.Context, nk string) (int64, error) {
+	if n, ok, err := s.bumpBlind(ctx, nk); err != nil || ok {
+		return n, err
+	}
 	for range maxCAS {
 		cnt, rev, err := s.counter(ctx, nk)
 		if err != nil {
@@ -310,6 +363,23 @@ func (s *Store) bumpCounter(ctx context.Context, nk string) (int64, error) {
 	return 0, errContention
 }
 
+// bumpBlind tries bumpCounter's write without reading the counter; ok is
+// false when another writer came first or the hint went stale. Any other
+// error is returned: the write may have landed, so retrying could count
+// twice.
+func (s *Store) bumpBlind(ctx context.Context, nk string) (int64, bool, error) {
+	// Only unlimited counters come here, so the value is just the count
+	// (no reserved keys to keep).
+	h, _ := s.hint(nk) // zero: no counter known, create it
+	ok, rev, err := s.writeCounter(ctx, nk, counterValue{N: h.n + 1}, h.rev)
+	if err != nil || !ok {
+		s.dropHint(nk)
+		return 0, false, err
+	}
+	s.setHint(nk, revHint{rev: rev, n: h.n + 1})
+	return h.n + 1, true, nil
+}
+
 // Complete implements dispatch.Store.
 func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
 	if err := checkRun(run); err != nil {
@@ -322,6 +392,15 @@ func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key str
 	data, err := json.Marshal(claimValue{Done: true, Outcome: o})
 	if err != nil {
 		return err
+	}
+	// The claim as this process created it: update it without reading. A
+	// mismatch (completed, deleted or re-created since) falls back to the
+	// read below.
+	if h, ok := s.hint(ck); ok {
+		s.dropHint(ck)
+		if _, err := s.state.Update(ctx, ck, data, h.rev); err == nil {
+			return nil
+		}
 	}
 	for range maxCAS {
 		e, err := s.state.Get(ctx, ck)
