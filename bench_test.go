@@ -17,7 +17,9 @@ import (
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/internal/natsserver"
@@ -71,9 +73,73 @@ func BenchmarkRuntimeLinearRun(b *testing.B) {
 	b.Run("store=memory", func(b *testing.B) { benchLinear(b, dispatch.NewMemoryStore()) })
 }
 
-func benchLinear(b *testing.B, store dispatch.Store) {
+// BenchmarkRuntimeStoreCalls is the KV run of BenchmarkRuntimeLinearRun
+// through a counting wrapper: store calls per run and the time spent in
+// them (the wrapper's own cost is a few atomics).
+func BenchmarkRuntimeStoreCalls(b *testing.B) {
 	s := benchServer(b)
 	c := client(b, s.URL())
+	kv, err := kvstore.New(context.Background(), c.JetStream(), kvstore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs := &countedStore{Store: kv}
+	benchLinearOn(b, s, c, cs)
+	b.ReportMetric(float64(cs.calls.Load())/float64(b.N), "store-calls/run")
+	b.ReportMetric(float64(cs.ns.Load())/float64(b.N)/1e3, "store-µs/run")
+}
+
+// countedStore counts a store's calls and the time they take.
+type countedStore struct {
+	dispatch.Store
+	calls, ns atomic.Int64
+}
+
+func (c *countedStore) done(t time.Time) { c.calls.Add(1); c.ns.Add(int64(time.Since(t))) }
+
+func (c *countedStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	defer c.done(time.Now())
+	return c.Store.Claim(ctx, run, req)
+}
+func (c *countedStore) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
+	defer c.done(time.Now())
+	return c.Store.Complete(ctx, run, step, key, o)
+}
+func (c *countedStore) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
+	defer c.done(time.Now())
+	return c.Store.Count(ctx, run, step)
+}
+func (c *countedStore) SetMarker(ctx context.Context, run dispatch.RunKey, name, value string) (string, bool, error) {
+	defer c.done(time.Now())
+	return c.Store.SetMarker(ctx, run, name, value)
+}
+func (c *countedStore) Marker(ctx context.Context, run dispatch.RunKey, name string) (string, bool, error) {
+	defer c.done(time.Now())
+	return c.Store.Marker(ctx, run, name)
+}
+func (c *countedStore) Get(ctx context.Context, s dispatch.Scope, key string) ([]byte, bool, error) {
+	defer c.done(time.Now())
+	return c.Store.Get(ctx, s, key)
+}
+func (c *countedStore) Set(ctx context.Context, s dispatch.Scope, key string, value []byte) error {
+	defer c.done(time.Now())
+	return c.Store.Set(ctx, s, key, value)
+}
+func (c *countedStore) SetMany(ctx context.Context, s dispatch.Scope, entries []dispatch.Entry) error {
+	defer c.done(time.Now())
+	return c.Store.(dispatch.BatchSetter).SetMany(ctx, s, entries)
+}
+func (c *countedStore) DeleteRun(ctx context.Context, run dispatch.RunKey) error {
+	defer c.done(time.Now())
+	return c.Store.DeleteRun(ctx, run)
+}
+
+func benchLinear(b *testing.B, store dispatch.Store) {
+	s := benchServer(b)
+	benchLinearOn(b, s, client(b, s.URL()), store)
+}
+
+func benchLinearOn(b *testing.B, s *natsserver.Server, c *natsbus.Bus, store dispatch.Store) {
 	class := uniqueClass("Bench")
 	done := stops(b, c, class)
 	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
