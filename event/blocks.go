@@ -144,23 +144,29 @@ func blockCodec() *codec {
 			if err != nil {
 				return err
 			}
-			// Find block_type first: it may come after the other keys.
-			sub := decoder{data: raw, path: d.path, event: d.event}
+			end := d.pos
+			// Find block_type first: it may come after the other keys. The
+			// decoder itself reads it, so that no second decoder escapes.
+			d.pos = start
 			var kind string
-			err = sub.object(func(key []byte) error {
-				if string(key) == "block_type" && sub.peek() == '"' {
-					s, err := sub.str()
-					kind = s
+			var t reflect.Type
+			ok := false
+			err = d.object(func(key []byte) error {
+				if string(key) == "block_type" && d.peek() == '"' {
+					b, err := d.stringBytes()
+					if t, ok = blockTypes[string(b)]; !ok {
+						kind = string(b)
+					}
 					return err
 				}
-				_, err := sub.skip()
+				_, err := d.skip()
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			t, ok := blockTypes[kind]
 			if !ok {
+				d.pos = end
 				v.Set(reflect.ValueOf(&RawBlock{Type: kind, Raw: slices.Clone(raw)}))
 				return nil
 			}
@@ -169,12 +175,10 @@ func blockCodec() *codec {
 			if err != nil {
 				return err
 			}
-			sub = decoder{data: d.data, pos: start, path: d.path, event: d.event, missing: d.missing, base: d.base, depth: d.depth}
-			if err := sub.structValue(plan, p.Elem()); err != nil {
+			d.pos = start
+			if err := d.structValue(plan, p.Elem()); err != nil {
 				return err
 			}
-			d.missing = sub.missing
-			d.path = sub.path
 			v.Set(p)
 			return nil
 		},

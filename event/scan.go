@@ -58,6 +58,14 @@ func (d *decoder) peek() byte {
 	return d.data[d.pos]
 }
 
+// peekAt returns the byte at i (a value's first byte), 0 past the end.
+func (d *decoder) peekAt(i int) byte {
+	if i >= len(d.data) {
+		return 0
+	}
+	return d.data[i]
+}
+
 func (d *decoder) syntax(msg string) error {
 	return d.errf(ErrSyntax, "%s at offset %d", msg, d.pos)
 }

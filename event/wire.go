@@ -205,22 +205,24 @@ func (r *registry) intern(b []byte) string {
 	return string(b)
 }
 
-// parentList reads the received parent list at data[start:] verbatim
+// parentList reads the received parent list at d.data[start:] verbatim
 // (non-string items are dropped), sharing the registered names' strings.
-func (r *registry) parentList(data []byte, start int) []string {
-	sub := decoder{data: data, pos: start}
+func (d *decoder) parentList(r *registry, start int) []string {
+	save, depth := d.pos, d.depth
+	d.pos = start
 	parents := []string{}
-	_ = sub.array(func() error {
-		if sub.peek() == '"' {
-			b, err := sub.stringBytes()
+	_ = d.array(func() error {
+		if d.peek() == '"' {
+			b, err := d.stringBytes()
 			if err == nil {
 				parents = append(parents, r.intern(b))
 			}
 			return err
 		}
-		_, err := sub.skip()
+		_, err := d.skip()
 		return err
 	})
+	d.pos, d.depth = save, depth
 	return parents
 }
 
@@ -314,22 +316,23 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 	r := reg.Load()
 	var name string
 	if nameAt >= 0 {
-		sub := decoder{data: d.data, pos: entries[nameAt].start}
-		if b, err := sub.stringBytes(); err == nil {
+		save := d.pos
+		d.pos = entries[nameAt].start
+		if b, err := d.stringBytes(); err == nil {
 			name = r.intern(b)
 		}
+		d.pos = save
 	}
 	// The received parent list matters only for a fallback; an exact
 	// decode does not read it (its parents are the registered ones).
 	var parents []string
 	parentsList := false
 	if parentsAt >= 0 {
-		sub := decoder{data: d.data, pos: entries[parentsAt].start}
-		parentsList = sub.peek() == '['
+		parentsList = d.peekAt(entries[parentsAt].start) == '['
 	}
 	if parentsList {
 		if x, ok := r.byName[name]; !ok || name == "" || want != nil && x.Go != want {
-			parents = r.parentList(d.data, entries[parentsAt].start)
+			parents = d.parentList(r, entries[parentsAt].start)
 		}
 	}
 	if d.hasDefs {
