@@ -55,8 +55,21 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
-	if len(cands) > 0 || event.IsStart(ev) {
-		if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+	var prev startSeq
+	if start := event.IsStart(ev); len(cands) > 0 || start {
+		var ended bool
+		var err error
+		if start {
+			// The start sequence is read alongside: two independent reads
+			// in one round trip's time.
+			var wg sync.WaitGroup
+			wg.Go(func() { prev.raw, prev.ok, prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
+			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+			wg.Wait()
+		} else {
+			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+		}
+		if err != nil {
 			return fmt.Errorf("dispatch: read terminal marker: %w", err)
 		} else if ended {
 			e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
@@ -65,7 +78,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			return nil
 		}
 	}
-	cfg, ok, err := e.prepare(ctx, r, t, ev, seq)
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
 	if err != nil || !ok || len(cands) == 0 {
 		return err
 	}
@@ -133,7 +146,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 // caller has checked that the run has not ended. A StartEvent's writes
 // (configuration, headers, start sequence, its fields) go to the store as one
 // batch.
-func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64) (cfg any, ok bool, err error) {
+func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, prev *startSeq) (cfg any, ok bool, err error) {
 	run := r.key
 	sc := run.RunContext()
 	start := event.IsStart(ev)
@@ -193,7 +206,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		}
 	}
 	if start {
-		if batch, err = e.startEntries(ctx, run, ev, seq, batch); err != nil {
+		if batch, err = e.startEntries(ev, seq, prev, batch); err != nil {
 			return nil, false, err
 		}
 		if err := setMany(ctx, e.store, sc, batch); err != nil {
@@ -207,17 +220,23 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	return c, true, nil
 }
 
+// startSeq is the run's recorded start sequence, as read before prepare.
+type startSeq struct {
+	raw []byte
+	ok  bool
+	err error
+}
+
 // startEntries appends the run-context entries of a start event to batch:
-// its start sequence, unless an earlier one is recorded, and its public
+// its start sequence, unless prev records an earlier one, and its public
 // fields (the reference's to_context_dict).
-func (e *Engine) startEntries(ctx context.Context, run RunKey, ev event.Event, seq uint64, batch []Entry) ([]Entry, error) {
+func (e *Engine) startEntries(ev event.Event, seq uint64, prev *startSeq, batch []Entry) ([]Entry, error) {
 	// Keep the earliest start: a second StartEvent in the run must not hide
 	// the history before it.
-	raw, ok, err := e.store.Get(ctx, run.RunContext(), KeyStartSeq)
-	if err != nil {
-		return nil, fmt.Errorf("dispatch: read start sequence: %w", err)
+	if prev.err != nil {
+		return nil, fmt.Errorf("dispatch: read start sequence: %w", prev.err)
 	}
-	if prev, perr := parseUint(raw); !ok || perr != nil || prev > seq {
+	if p, perr := parseUint(prev.raw); !prev.ok || perr != nil || p > seq {
 		batch = append(batch, Entry{Key: KeyStartSeq, Value: strconv.AppendUint(nil, seq, 10)})
 	}
 	data, err := event.Marshal(ev)
@@ -568,6 +587,8 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 			return nil
 		}
 	}
+	// After the end marker: an event that finds the configuration deleted
+	// must find the run ended.
 	if err := e.store.DeleteRun(ctx, run); err != nil {
 		return fmt.Errorf("dispatch: delete run state: %w", err)
 	}
