@@ -75,7 +75,7 @@ func TestDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts")
 	}
-	for file, want := range map[string]float64{chunkFile: 6, userFile: 27} {
+	for file, want := range map[string]float64{chunkFile: 5, userFile: 26} {
 		data := readVector(t, file)
 		got := testing.AllocsPerRun(100, func() { _, _ = Unmarshal(data) })
 		if got > want {

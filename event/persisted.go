@@ -36,7 +36,9 @@ func (p *Persisted) Event() (Event, error) {
 // reference's from_raw_data, for fields that arrive without type tags (a
 // stored document, an HTTP body) when the type is known by name only.
 func UnmarshalNamed(data []byte, name string, parents []string) (Event, error) {
-	d := decoder{data: validUTF8(data), event: name, defName: name, defParents: parents, hasDefs: true}
+	d := getDecoder(validUTF8(data))
+	defer putDecoder(d)
+	d.event, d.defName, d.defParents, d.hasDefs = name, name, parents, true
 	return d.eventAs(nil, true)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -36,6 +37,23 @@ type decoder struct {
 	scratch    []byte
 	scratchBuf [128]byte
 	pathBuf    [8]string
+}
+
+// decoders recycles the top-level decoders of Unmarshal and its siblings:
+// a decoder (with its inline buffers) would otherwise be one allocation per
+// event. Nothing decoded refers to a decoder: strings are copied, kept raw
+// values cloned.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+func getDecoder(data []byte) *decoder {
+	d := decoders.Get().(*decoder)
+	d.data = data
+	return d
+}
+
+func putDecoder(d *decoder) {
+	*d = decoder{} // drop the input and the caller's slices
+	decoders.Put(d)
 }
 
 func (d *decoder) ws() {

@@ -166,7 +166,8 @@ const (
 // name, parents and unknown fields; the last resort is *BaseEvent. Missing
 // required fields are reported by Missing, not as errors.
 func Unmarshal(data []byte) (Event, error) {
-	d := decoder{data: validUTF8(data)}
+	d := getDecoder(validUTF8(data))
+	defer putDecoder(d)
 	return d.eventAs(nil, true)
 }
 
@@ -179,7 +180,8 @@ func UnmarshalAs[T any, PT interface {
 	*T
 	Event
 }](data []byte) (PT, error) {
-	d := decoder{data: validUTF8(data)}
+	d := getDecoder(validUTF8(data))
+	defer putDecoder(d)
 	ev, err := d.eventAs(reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err
