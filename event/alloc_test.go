@@ -75,7 +75,7 @@ func TestDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts")
 	}
-	for file, want := range map[string]float64{chunkFile: 5, userFile: 26} {
+	for file, want := range map[string]float64{chunkFile: 5, userFile: 21} {
 		data := readVector(t, file)
 		got := testing.AllocsPerRun(100, func() { _, _ = Unmarshal(data) })
 		if got > want {
@@ -113,4 +113,27 @@ func defaultsOf(t *testing.T, ev Event) (name, desc LocaleString) {
 		t.Fatalf("%T has no display defaults", ev)
 	}
 	return name, desc
+}
+
+// TestDecodedLists: a list is sized to its items, an empty list is non-nil
+// and usable, null is nil.
+func TestDecodedLists(t *testing.T) {
+	ev := unmarshal(t, readVector(t, userFile)).(*UserMessageEvent)
+	if ev.RequestedFeatures == nil || len(ev.RequestedFeatures) != 0 {
+		t.Errorf("requested_features [] decoded as %#v", ev.RequestedFeatures)
+	}
+	ev.RequestedFeatures = append(ev.RequestedFeatures, "x")
+	if len(ev.Messages) != 1 || cap(ev.Messages) != 1 || len(ev.Messages[0].Blocks) != 1 {
+		t.Errorf("messages: len %d cap %d", len(ev.Messages), cap(ev.Messages))
+	}
+	if ev.Files != nil {
+		t.Errorf("files null decoded as %#v", ev.Files)
+	}
+	three := unmarshal(t, []byte(`{"_event_name": "UserMessageEvent", "requested_features": ["a", "b", "c"]}`)).(*UserMessageEvent)
+	if !slices.Equal(three.RequestedFeatures, []ChatFeature{"a", "b", "c"}) || cap(three.RequestedFeatures) != 3 {
+		t.Errorf("requested_features = %q (cap %d)", three.RequestedFeatures, cap(three.RequestedFeatures))
+	}
+	if !bytes.Contains(marshal(t, three), []byte(`"files": null`)) {
+		t.Errorf("files: %s", marshal(t, three))
+	}
 }

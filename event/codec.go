@@ -47,6 +47,9 @@ type structPlan struct {
 	displayDesc int
 }
 
+// emptyArray backs decoded empty lists: non-nil, no allocation.
+var emptyArray [0]byte
+
 var (
 	codecMu  sync.Mutex
 	codecs   sync.Map // reflect.Type → *codec
@@ -436,9 +439,15 @@ func fillCodec(c *codec, t reflect.Type) error {
 				v.Set(reflect.Zero(t))
 				return nil
 			}
-			v.Set(reflect.MakeSlice(t, 0, 0))
 			if err := d.arrBegin(); err != nil {
 				return err
+			}
+			// An empty list is non-nil without an allocation; a list is
+			// sized once, by counting its items first.
+			v.SetZero()
+			*(*unsafe.Pointer)(v.Addr().UnsafePointer()) = unsafe.Pointer(&emptyArray)
+			if items := d.countItems(); items > 0 {
+				v.Grow(items)
 			}
 			for n := 0; ; n++ {
 				more, err := d.arrNext(n)

@@ -457,6 +457,26 @@ func (d *decoder) arrBegin() error {
 	return nil
 }
 
+// countItems counts the items of the array whose '[' was just consumed,
+// without decoding them or moving; 0 if it does not parse (the decode that
+// follows reports why).
+func (d *decoder) countItems() int {
+	pos, depth := d.pos, d.depth
+	defer func() { d.pos, d.depth = pos, depth }()
+	for n := 0; ; n++ {
+		more, err := d.arrNext(n)
+		if err != nil {
+			return 0
+		}
+		if !more {
+			return n
+		}
+		if _, err := d.skip(); err != nil {
+			return 0
+		}
+	}
+}
+
 // arrNext reports whether another item follows (n items read so far); the
 // caller consumes it.
 func (d *decoder) arrNext(n int) (bool, error) {
