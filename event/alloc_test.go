@@ -75,7 +75,7 @@ func TestDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts")
 	}
-	for file, want := range map[string]float64{chunkFile: 5, userFile: 21} {
+	for file, want := range map[string]float64{chunkFile: 4, userFile: 20} {
 		data := readVector(t, file)
 		got := testing.AllocsPerRun(100, func() { _, _ = Unmarshal(data) })
 		if got > want {

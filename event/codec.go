@@ -47,6 +47,21 @@ type structPlan struct {
 	displayDesc int
 }
 
+// knownStrings are values that most events carry (locales, chat roles,
+// the default model name): decoding one shares the string instead of
+// allocating. A lookup by string(b) does not allocate.
+var knownStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"de", "en", "fr", "it",
+		RoleSystem, RoleDeveloper, RoleUser, RoleAssistant, RoleFunction, RoleTool, RoleChatbot, RoleModel,
+		"aihub",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
 // emptyArray backs decoded empty lists: non-nil, no allocation.
 var emptyArray [0]byte
 
@@ -398,6 +413,10 @@ func fillCodec(c *codec, t reflect.Type) error {
 			b, err := d.stringBytes()
 			if err != nil {
 				return err
+			}
+			if s, ok := knownStrings[string(b)]; ok {
+				v.SetString(s)
+				return nil
 			}
 			v.SetString(string(b))
 			return nil
