@@ -2,8 +2,12 @@ package event
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestDecodedDisplayTextsAreOwn: display texts equal to the type's
@@ -135,5 +139,42 @@ func TestDecodedLists(t *testing.T) {
 	}
 	if !bytes.Contains(marshal(t, three), []byte(`"files": null`)) {
 		t.Errorf("files: %s", marshal(t, three))
+	}
+}
+
+// TestConcurrentDecode: recycled decoders and their buffers are never
+// shared between decodes running at the same time.
+func TestConcurrentDecode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	files := []string{chunkFile, userFile}
+	var data, want [][]byte
+	for _, f := range files {
+		data = append(data, readVector(t, f))
+		want = append(want, marshal(t, unmarshal(t, data[len(data)-1])))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := (g + i) % len(files)
+				ev, err := Unmarshal(data[k])
+				if err == nil {
+					var out []byte
+					if out, err = Marshal(ev); err == nil && !bytes.Equal(out, want[k]) {
+						err = fmt.Errorf("%s: got %s", files[k], out)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
