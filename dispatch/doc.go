@@ -57,7 +57,9 @@
 // A Store holds idempotency claims, execution counters, markers and the run
 // and thread contexts, all namespaced by agent class (D5). MemoryStore
 // serves tests and single-process use; shared stores (NATS KV, Redis) must
-// pass the conformance suite in package storetest.
+// pass the conformance suite in package storetest. A store that can write
+// several keys of a scope at once implements BatchSetter; the engine then
+// seeds a run context from its StartEvent in one call.
 //
 // Tests usually drive an engine through package agenttest.
 package dispatch

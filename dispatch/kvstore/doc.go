@@ -22,6 +22,14 @@
 //   - DeleteRun purges the run's key prefix in one request instead of
 //     scanning the bucket; markers live outside that prefix and survive it.
 //
+// Round trips are what a KV store costs, so the store remembers the
+// revision it last wrote to each claim and counter (a bounded map): a new
+// unlimited claim is a create of the claim and a create or update of the
+// counter, and Complete updates the claim at its creation revision, with no
+// read first. Every such write is still checked against the revision on the
+// server; a stale hint falls back to read-then-CAS. SetMany
+// (dispatch.BatchSetter) sends its puts concurrently.
+//
 // The store works with nats-server 2.9 and later.
 //
 //	js, _ := jetstream.New(nc)
