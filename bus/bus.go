@@ -213,9 +213,10 @@ type Delivery interface {
 // Consumer is a running durable consumption.
 type Consumer interface {
 	// Stop stops taking new messages and returns once the handler calls in
-	// flight have returned; do not call it from the handler. Unsettled
-	// deliveries are redelivered later (after their AckWait). Deliveries
-	// may still be settled after Stop.
+	// flight have returned; do not call it from the handler. Messages
+	// fetched ahead but never handed to the handler are given back at once
+	// (nak'ed); deliveries the handler left unsettled are redelivered after
+	// their AckWait. Deliveries may still be settled after Stop.
 	Stop() error
 }
 

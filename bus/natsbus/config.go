@@ -81,6 +81,7 @@ type Config struct {
 	// PullMaxMessages is how many messages a Consume call keeps buffered
 	// ahead of its handler (0: DefaultPullMaxMessages). Buffered messages'
 	// AckWait is already running, so keep it small when handlers are slow.
+	// Consumer.Stop naks what is still buffered.
 	PullMaxMessages int
 	// DeadLetters says where Delivery.DeadLetter republishes (zero:
 	// bus.DefaultDeadLetters).
