@@ -209,34 +209,19 @@ func fillCodec(c *codec, t reflect.Type) error {
 			return nil
 		}
 		return nil
-	case t == eventIface:
+	case t == eventIface || t.Kind() == reflect.Pointer && isEventStruct(t.Elem()):
+		// A field typed Event falls back to any registered type; a
+		// concrete event pointer asks for that type.
+		var want reflect.Type
+		if t != eventIface {
+			want = t.Elem()
+		}
 		c.dec = func(d *decoder, v reflect.Value) error {
 			if d.null() {
 				v.Set(reflect.Zero(t))
 				return nil
 			}
-			ev, err := d.nestedEvent(nil)
-			if err != nil {
-				return err
-			}
-			v.Set(reflect.ValueOf(ev))
-			return nil
-		}
-		c.enc = func(e *encoder, v reflect.Value) error {
-			if v.IsNil() {
-				e.buf = append(e.buf, "null"...)
-				return nil
-			}
-			return e.event(v.Interface().(Event))
-		}
-		return nil
-	case t.Kind() == reflect.Pointer && isEventStruct(t.Elem()):
-		c.dec = func(d *decoder, v reflect.Value) error {
-			if d.null() {
-				v.Set(reflect.Zero(t))
-				return nil
-			}
-			ev, err := d.nestedEvent(t.Elem())
+			ev, err := d.nestedEvent(want)
 			if err != nil {
 				return err
 			}
