@@ -31,40 +31,13 @@ func (d *beatRecorder) InProgress() error {
 // after the step.
 func TestHeartbeatWhileStepRuns(t *testing.T) {
 	d := &beatRecorder{beat: make(chan struct{})}
-	slow := step.New(func(ctx step.Context, q *Question) (*Answer, error) {
+	handleSlow(t, 5*time.Millisecond, d, &d.recorder, func() {
 		select {
 		case <-d.beat:
 		case <-time.After(10 * time.Second):
 			t.Error("no heartbeat while the step ran")
 		}
-		return &Answer{}, nil
-	}, step.Name("slow"))
-	w, err := step.NewWorkflow("Slow", slow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	b := memory.New(memory.Options{})
-	defer b.Close()
-	if err := b.EnsureStream(ctx, bus.AgentStream("Slow")); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(5*time.Millisecond),
-		dispatch.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	q := event.Stamp(&Question{Text: "?"})
-	data, _ := event.Marshal(q)
-	run := event.NewID()
-	subj, _ := topic.Agent{Class: "Slow", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
-		Name: "Question", EventID: q.EventBase().EventID}.Subject()
-	d.msg = bus.Msg{Subject: subj, Data: data}
-	eng.Handle(ctx, d)
-	if d.settled != "ack" {
-		t.Fatalf("settled %q, want ack", d.settled)
-	}
+	})
 }
 
 // countingBeats is a Delivery that counts InProgress calls.
@@ -88,43 +61,51 @@ func TestHeartbeatDisabled(t *testing.T) {
 	for _, every := range []time.Duration{0, -time.Second} {
 		t.Run(every.String(), func(t *testing.T) {
 			d := &countingBeats{}
-			slow := step.New(func(ctx step.Context, q *Question) (*Answer, error) {
-				// An observation window, not synchronisation: heartbeats
-				// would arrive during it.
-				time.Sleep(30 * time.Millisecond)
-				return &Answer{}, nil
-			}, step.Name("slow"))
-			w, err := step.NewWorkflow("Slow", slow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			b := memory.New(memory.Options{})
-			defer b.Close()
-			if err := b.EnsureStream(ctx, bus.AgentStream("Slow")); err != nil {
-				t.Fatal(err)
-			}
-			eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(every),
-				dispatch.WithLogger(quiet))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer eng.Close()
-			q := event.Stamp(&Question{Text: "?"})
-			data, _ := event.Marshal(q)
-			run := event.NewID()
-			subj, _ := topic.Agent{Class: "Slow", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
-				Name: "Question", EventID: q.EventBase().EventID}.Subject()
-			d.msg = bus.Msg{Subject: subj, Data: data}
-			eng.Handle(ctx, d)
-			if d.settled != "ack" {
-				t.Fatalf("settled %q, want ack", d.settled)
-			}
+			// An observation window, not synchronisation: heartbeats
+			// would arrive during it.
+			handleSlow(t, every, d, &d.recorder, func() { time.Sleep(30 * time.Millisecond) })
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			if d.beats != 0 {
 				t.Fatalf("%d InProgress calls with heartbeats disabled, want 0", d.beats)
 			}
 		})
+	}
+}
+
+// handleSlow runs one Question through an engine whose only step runs work,
+// with the given heartbeat interval, and checks that d (whose recorder is
+// rec) was acked.
+func handleSlow(t *testing.T, every time.Duration, d bus.Delivery, rec *recorder, work func()) {
+	t.Helper()
+	slow := step.New(func(ctx step.Context, q *Question) (*Answer, error) {
+		work()
+		return &Answer{}, nil
+	}, step.Name("slow"))
+	w, err := step.NewWorkflow("Slow", slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := memory.New(memory.Options{})
+	defer b.Close()
+	if err := b.EnsureStream(ctx, bus.AgentStream("Slow")); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(every),
+		dispatch.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	q := event.Stamp(&Question{Text: "?"})
+	data, _ := event.Marshal(q)
+	run := event.NewID()
+	subj, _ := topic.Agent{Class: "Slow", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
+		Name: "Question", EventID: q.EventBase().EventID}.Subject()
+	rec.msg = bus.Msg{Subject: subj, Data: data}
+	eng.Handle(ctx, d)
+	if rec.settled != "ack" {
+		t.Fatalf("settled %q, want ack", rec.settled)
 	}
 }
