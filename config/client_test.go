@@ -15,44 +15,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/config"
-	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/topic"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// servers runs fn against the embedded nats-server and, when NATS_URL is
-// set, against that server too.
-func servers(t *testing.T, fn func(t *testing.T, b *natsbus.Bus)) {
-	t.Run("embedded", func(t *testing.T) {
-		srv, err := natsserver.Start(natsserver.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Shutdown)
-		fn(t, dial(t, srv.URL()))
-	})
-	t.Run("external", func(t *testing.T) {
-		url := os.Getenv("NATS_URL")
-		if url == "" {
-			t.Skip("NATS_URL not set: skipping the external NATS run")
-		}
-		fn(t, dial(t, url))
-	})
-}
-
-func dial(t *testing.T, url string) *natsbus.Bus {
-	t.Helper()
-	b, err := natsbus.Connect(natsbus.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 var classSeq atomic.Int64
@@ -117,7 +87,7 @@ var agentDefaults = agentConfig{
 }
 
 func TestLoadOverRPC(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()
 		seen := responder(t, b, class, func(req config.Request) []byte {
 			return replyJSON(req.AgentClass, req.AgentID, map[string]any{
@@ -142,7 +112,7 @@ func TestLoadOverRPC(t *testing.T) {
 }
 
 func TestFetchSubjectAndBody(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()
 		subject, _ := topic.AgentConfig(class, "wiki").Subject()
 		got := make(chan *bus.Msg, 1)
@@ -173,7 +143,7 @@ func TestFetchSubjectAndBody(t *testing.T) {
 }
 
 func TestFetchErrors(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()
 		responder(t, b, class, func(req config.Request) []byte {
 			switch req.AgentID {
@@ -229,13 +199,8 @@ func TestFetchErrors(t *testing.T) {
 // TestFetchNoResponders runs on the embedded server only: on a shared
 // server another test's wildcard config responder may be listening.
 func TestFetchNoResponders(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	b := dial(t, srv.URL())
-	_, err = config.NewClient(b).Fetch(t.Context(), uniqueClass(), "wiki")
+	b := bustest.NewNATS(t)
+	_, err := config.NewClient(b).Fetch(t.Context(), uniqueClass(), "wiki")
 	if !errors.Is(err, bus.ErrNoResponders) {
 		t.Fatalf("got %v, want bus.ErrNoResponders", err)
 	}
@@ -245,7 +210,7 @@ func TestFetchNoResponders(t *testing.T) {
 }
 
 func TestFetchCallerCancel(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()
 		seen := responder(t, b, class, func(config.Request) []byte { return nil })
 		ctx, cancel := context.WithCancel(t.Context())
@@ -262,7 +227,7 @@ func TestFetchCallerCancel(t *testing.T) {
 }
 
 func TestLoadValidationFailure(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()
 		responder(t, b, class, func(req config.Request) []byte {
 			return replyJSON(req.AgentClass, req.AgentID, map[string]any{
@@ -285,12 +250,7 @@ func TestFetchRejectsInvalidTokens(t *testing.T) {
 	if _, err := c.Fetch(t.Context(), "Class", "id"); err == nil {
 		t.Error("Fetch on a Client without a bus succeeded")
 	}
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	b := dial(t, srv.URL())
+	b := bustest.NewNATS(t)
 	for _, tc := range []struct{ class, id string }{{"", "id"}, {"Class", ""}, {"A.B", "id"}, {"Class", "a b"}, {"*", "id"}} {
 		_, err := config.NewClient(b).Fetch(t.Context(), tc.class, tc.id)
 		if !errors.Is(err, topic.ErrInvalidToken) {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/event"
@@ -24,36 +25,6 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// servers runs fn on the embedded nats-server and, with NATS_URL, on that
-// server too.
-func servers(t *testing.T, fn func(t *testing.T, b *natsbus.Bus)) {
-	t.Run("embedded", func(t *testing.T) {
-		srv, err := natsserver.Start(natsserver.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Shutdown)
-		fn(t, dial(t, srv.URL()))
-	})
-	t.Run("external", func(t *testing.T) {
-		url := os.Getenv("NATS_URL")
-		if url == "" {
-			t.Skip("NATS_URL not set: skipping the external NATS run")
-		}
-		fn(t, dial(t, url))
-	})
-}
-
-func dial(t *testing.T, url string) *natsbus.Bus {
-	t.Helper()
-	b, err := natsbus.Connect(natsbus.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 var seq atomic.Int64
@@ -129,7 +100,7 @@ func (g *gateway) next(callIDs ...string) *bus.Msg {
 }
 
 func TestServeAnswersTheGateway(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		wf := uniqueWorkflow(t)
 		resp, err := discovery.Build(wf, discovery.Class{Name: event.L("Test", "Test", "Test", "Test"), Config: agentSettings{Model: "m"}})
 		if err != nil {
@@ -200,7 +171,7 @@ func TestServeAnswersTheGateway(t *testing.T) {
 }
 
 func TestServeIgnoresOtherClasses(t *testing.T) {
-	servers(t, func(t *testing.T, b *natsbus.Bus) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		wf := uniqueWorkflow(t)
 		resp, err := discovery.Build(wf, discovery.Class{})
 		if err != nil {
@@ -231,12 +202,7 @@ func TestServeIgnoresOtherClasses(t *testing.T) {
 // TestServeStops runs on the embedded server only: it checks that no
 // subscriber is left, which a shared server cannot tell.
 func TestServeStops(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	b := dial(t, srv.URL())
+	b := bustest.NewNATS(t)
 	resp, err := discovery.Build(uniqueWorkflow(t), discovery.Class{})
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +240,11 @@ func TestServeRejectsOversizeResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	b := dial(t, srv.URL())
+	b, err := natsbus.Connect(natsbus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	resp, err := discovery.Build(uniqueWorkflow(t), discovery.Class{})
 	if err != nil {
 		t.Fatal(err)
@@ -285,12 +255,7 @@ func TestServeRejectsOversizeResponses(t *testing.T) {
 }
 
 func TestServeRejectsBadInput(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	b := dial(t, srv.URL())
+	b := bustest.NewNATS(t)
 	if _, err := discovery.Serve(t.Context(), b, nil); err == nil {
 		t.Error("Serve(nil response) succeeded")
 	}

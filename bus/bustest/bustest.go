@@ -171,3 +171,12 @@ func FeaturesFor(version string) Features {
 	}
 	return f
 }
+
+// EachNATS runs fn as the subtest "embedded" on a fresh embedded
+// nats-server (NewNATS) and as "external" on the server of NATS_URL
+// (NewExternalNATS, skipped without it).
+func EachNATS(t *testing.T, fn func(t *testing.T, b *natsbus.Bus)) {
+	t.Helper()
+	t.Run("embedded", func(t *testing.T) { fn(t, NewNATS(t)) })
+	t.Run("external", func(t *testing.T) { fn(t, NewExternalNATS(t)) })
+}
