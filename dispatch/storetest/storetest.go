@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -622,4 +623,52 @@ func testInvalidInput(t *testing.T, s dispatch.Store, c string) {
 	if _, err := s.Keys(ctx(t), dispatch.Scope{Class: c, ID: "x"}); err == nil {
 		t.Error("Keys of a scope without a kind succeeded, want an error")
 	}
+}
+
+// Bench runs the store operations of one step execution against s as
+// sub-benchmarks (ClaimComplete, ClaimLimited, ContextSetGet, Incr), so
+// every store reports the same figures against its own round-trip
+// baseline.
+func Bench(b *testing.B, s dispatch.Store) {
+	b.Run("ClaimComplete", func(b *testing.B) {
+		run := dispatch.RunKey{Class: "Bench", Run: "claims"}
+		for i := 0; b.Loop(); i++ {
+			key := strconv.Itoa(i)
+			if _, err := s.Claim(b.Context(), run, dispatch.ClaimRequest{Step: "s", Key: key}); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Complete(b.Context(), run, "s", key, dispatch.Outcome{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ClaimLimited", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			// A fresh run per 10 claims, as a step with max_executions 10.
+			run := dispatch.RunKey{Class: "Bench", Run: "limited" + strconv.Itoa(i/10)}
+			if _, err := s.Claim(b.Context(), run, dispatch.ClaimRequest{Step: "s", Key: strconv.Itoa(i), Max: 10}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ContextSetGet", func(b *testing.B) {
+		sc := dispatch.RunKey{Class: "Bench", Run: "ctx"}.RunContext()
+		val := []byte(`{"loop_count":3,"note":"a typical small JSON value"}`)
+		for b.Loop() {
+			if err := s.Set(b.Context(), sc, "k", val); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := s.Get(b.Context(), sc, "k"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Incr", func(b *testing.B) {
+		sc := dispatch.ThreadContext("Bench", "t")
+		for b.Loop() {
+			if _, err := s.Incr(b.Context(), sc, "n", 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
