@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Test-only types standing in for the reference's test classes (MANIFEST.md).
+// Test-only types standing in for the reference's test classes (see testdata/vectors/MANIFEST.md).
 
 // TestStartEvent is a StartEvent with one required field.
 type TestStartEvent struct {
@@ -41,7 +41,7 @@ func init() {
 	MustRegister[Level3Event]()
 }
 
-var vectorsDir = filepath.Join("..", "..", "shared", "vectors")
+var vectorsDir = filepath.Join("testdata", "vectors")
 
 func readVector(t testing.TB, name string) []byte {
 	t.Helper()

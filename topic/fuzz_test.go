@@ -2,30 +2,31 @@ package topic
 
 import (
 	"errors"
-	"regexp"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// subjectsIn finds subject-like strings (real ones and templates with
-// <placeholders>) in the shared spec and vectors, as fuzz seeds.
-func subjectsIn(tb testing.TB, files ...[]string) []string {
-	re := regexp.MustCompile(`(?:agent|process|class_discovery|aihub|pipeline)\.[^\s` + "`" + `|",;)]+`)
-	var out []string
-	for _, f := range files {
-		out = append(out, re.FindAllString(readShared(tb, f...), -1)...)
+// seedSubjects reads testdata/seed-subjects.txt: subjects and subject
+// templates (with <placeholders>) collected from the protocol's
+// documentation, one a line, as fuzz seeds.
+func seedSubjects(tb testing.TB) []string {
+	b, err := os.ReadFile(filepath.Join("testdata", "seed-subjects.txt"))
+	if err != nil {
+		tb.Fatalf("seed subjects: %v", err)
 	}
-	return out
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
 // FuzzParse: Parse never panics; an error is a *SubjectError whose
 // positions point at the offending character; a success renders back to
 // the same subject, through the strict builder when no token is "*".
 func FuzzParse(f *testing.F) {
-	seeds := subjectsIn(f, []string{"spec", "bus.md"}, []string{"vectors", "MANIFEST.md"})
+	seeds := seedSubjects(f)
 	if len(seeds) < 20 {
-		f.Fatalf("found only %d seed subjects in the spec", len(seeds))
+		f.Fatalf("found only %d seed subjects in testdata", len(seeds))
 	}
 	seeds = append(seeds,
 		"agent.RAGAgent.wiki.66b9f0a1c2d3e4f5a6b7c8d0.66b9f0a1c2d3e4f5a6b7c8d1.66b9f0a1c2d3e4f5a6b7c8d2.display_event.ChunkEvent.66b9f0a1c2d3e4f5a6b7c8d3",
