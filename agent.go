@@ -38,7 +38,7 @@ type Configurer interface {
 }
 
 // Description is what the platform shows for an agent class: its name,
-// description and icon (spec bus.md §8.2). Empty texts fall back to the
+// description and icon. Empty texts fall back to the
 // class name; an empty icon to "mage:robot".
 type Description struct {
 	Name        event.LocaleString

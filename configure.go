@@ -11,10 +11,10 @@ import (
 	"github.com/saap-go/agent/step"
 )
 
-// configResolver plugs the configuration RPC into the engine (dispatch.md §2
-// steps 4 and 6): the instance's profile is fetched once per run, on its
-// StartEvent, merged over the agent's defaults and validated; a failure ends
-// the run with an ExceptionEvent naming the failing fields, never values.
+// configResolver plugs the configuration RPC into the engine: the
+// instance's profile is fetched once per run, on its StartEvent, merged over
+// the agent's defaults and validated; a failure ends the run with an
+// ExceptionEvent naming the failing fields, never values.
 type configResolver struct {
 	src      config.Source
 	defaults any // the Configurer's value, or nil

@@ -313,10 +313,10 @@ func (e *crashEnv) markers(runs []string) map[string]int {
 	return out
 }
 
-// TestScenario34_CrashMidStep is spec dispatch.md §20 scenario 34 with a real
-// crash: a replica is killed with SIGKILL while a step runs; the trigger was
-// not acknowledged, so a new replica gets it again, runs the step again, and
-// the run completes. The step's side effect happens once.
+// TestScenario34_CrashMidStep is the crash-in-the-middle-of-a-step scenario
+// with a real crash: a replica is killed with SIGKILL while a step runs; the
+// trigger was not acknowledged, so a new replica gets it again, runs the
+// step again, and the run completes. The step's side effect happens once.
 func TestScenario34_CrashMidStep(t *testing.T) {
 	e := newCrashEnv(t)
 	first := e.replica("replica-1", envCrashBlock+"=Answer")

@@ -11,13 +11,47 @@
 // ids so duplicates are absorbed.
 //
 // An agent is a value whose Steps method lists its steps; Run serves it
-// until the context is cancelled:
+// until the context is cancelled. A complete program:
 //
-//	func (a *ChatAgent) Steps() []*step.Step { return []*step.Step{step.New(a.Answer)} }
+//	package main
 //
-//	func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.LLMStopEvent, error)
+//	import (
+//		"context"
+//		"log"
+//		"os"
+//		"os/signal"
+//		"syscall"
 //
-//	err := agent.Run(ctx, &ChatAgent{})
+//		"github.com/saap-go/agent"
+//		"github.com/saap-go/agent/event"
+//		"github.com/saap-go/agent/step"
+//	)
+//
+//	// EchoAgent streams the user's last message back and ends the run.
+//	type EchoAgent struct{}
+//
+//	func (a EchoAgent) Steps() []*step.Step { return []*step.Step{step.New(a.Answer)} }
+//
+//	func (EchoAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.StopEvent, error) {
+//		if n := len(msg.Messages); n > 0 {
+//			if err := ctx.Emit(&event.ChunkEvent{Content: msg.Messages[n-1].Content()}); err != nil {
+//				return nil, err
+//			}
+//		}
+//		return &event.StopEvent{}, nil
+//	}
+//
+//	func main() {
+//		// Stop on Ctrl-C and on SIGTERM: Run shuts down gracefully and returns nil.
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		if err := agent.Run(ctx, EchoAgent{}, agent.Standalone()); err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// Standalone makes the agent run on its defaults without the platform's
+// configuration API (see "Configuration and discovery" below).
 //
 // Run needs no configuration: it starts an embedded nats-server and keeps
 // run state in JetStream KV. The environment joins real servers instead:
@@ -36,7 +70,7 @@
 // server refuses to update is logged and used as it is). The class is the
 // agent's Class method (Classer), else its Go type name.
 //
-// Each control event is acknowledged only after it was handled (D1): every
+// Each control event is acknowledged only after it was handled: every
 // step it started has published its outputs or recorded its failure. Long
 // steps send in-progress heartbeats, so they are not redelivered while they
 // run. After a crash the event comes back, to this or another replica, and
@@ -45,11 +79,13 @@
 // stream's de-duplication and the downstream claims absorb. A message that
 // cannot be handled (an unparsable subject, a payload that does not decode)
 // is terminated and kept on the dead-letter subject with the reason.
+// docs/durability.md in the repository explains these guarantees, what a
+// crash costs and how to make a step's own side effects happen once.
 //
 // Start-up reads no history: a run's past events are loaded from the stream
-// when one of its events arrives, and cached with a bound (WithCacheSize;
-// D7). A paused run (waiting for a human or another agent) holds no
-// goroutine in the process.
+// when one of its events arrives, and cached with a bound (WithCacheSize).
+// A paused run (waiting for a human or another agent) holds no goroutine in
+// the process.
 //
 // Cancelling the context shuts down gracefully: the runner stops taking
 // events and answering discovery, lets the events in hand finish within the

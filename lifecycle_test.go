@@ -437,7 +437,7 @@ func (s *slow) Answer(ctx step.Context, a *Asked) (*Answered, error) {
 }
 
 // TestLongStepHeartbeats: a step that runs longer than the consumer's
-// AckWait is not redelivered while it runs (in-progress heartbeats, D1): it
+// AckWait is not redelivered while it runs (in-progress heartbeats): it
 // executes once and the run completes.
 func TestLongStepHeartbeats(t *testing.T) {
 	s := embedded(t)

@@ -12,8 +12,8 @@ import (
 	"github.com/saap-go/agent/dispatch"
 )
 
-// Defaults of the runner. The consumer settings are the reference's
-// (spec/bus.md §3.1); the rest are this SDK's.
+// Defaults of the runner. The consumer settings are the reference's; the
+// rest are this SDK's.
 const (
 	DefaultShutdownTimeout = 25 * time.Second
 	DefaultConcurrency     = 1000 // the reference's process-wide semaphore
@@ -234,7 +234,7 @@ func WithReady(f func(Info)) Option {
 
 // WithCacheSize bounds how many runs' histories the runner keeps in memory
 // (default DefaultCacheSize). A run whose history was evicted is reloaded from the
-// stream when its next event arrives (D7), so the bound trades memory for
+// stream when its next event arrives, so the bound trades memory for
 // a read per event of a long-paused run.
 func WithCacheSize(runs int) Option {
 	return func(o *options) error {

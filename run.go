@@ -177,7 +177,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	cons, err := b.Consume(ctx, cfg, srv.handle)
 	if err != nil {
 		// A drifted consumer that the server refuses to update is logged
-		// and used as it is (spec dispatch.md §20 scenario 36); any other
+		// and used as it is; any other
 		// failure stops the start.
 		if cur, ok := driftedConsumer(ctx, b, cfg); ok {
 			r.log.Warn("agent: could not reconcile the runner consumer; continuing with its current settings",

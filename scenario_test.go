@@ -365,7 +365,7 @@ func (h *history) Steps() []*step.Step {
 
 // TestScenario35_NoReplayConsumers: start-up creates no consumer that
 // replays the class's stream, and loading one run's history leaves no
-// consumer behind (this SDK reads it with direct gets, D7).
+// consumer behind (this SDK reads it with direct gets).
 func TestScenario35_NoReplayConsumers(t *testing.T) {
 	eachTarget(t, func(t *testing.T, tg target) {
 		c := client(t, tg.natsURL)

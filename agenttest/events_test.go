@@ -2,7 +2,7 @@ package agenttest_test
 
 import "github.com/saap-go/agent/event"
 
-// Flow carriers and payload events of the scenarios (spec/dispatch.md §20).
+// Flow carriers and payload events of the scenarios.
 type (
 	A struct {
 		event.ControlEvent

@@ -19,13 +19,13 @@ type Published struct {
 
 // Execution is one step execution: the step, the ids of the events bound to
 // it (in parameter order, list elements in stream order), its error (nil on
-// success; a precondition's error counts, D11) and whether it was a re-run.
+// success; a precondition's error counts) and whether it was a re-run.
 type Execution struct {
 	Step   string
 	Inputs []string
 	Err    error
 	// Rerun is set when the execution re-ran a claimed but uncompleted one
-	// (after a crash or a failed completion, D1).
+	// (after a crash or a failed completion).
 	Rerun bool
 }
 
@@ -160,7 +160,7 @@ func (r *Result) Teardowns() []dispatch.Teardown {
 }
 
 // Dropped returns the outputs the engine refused to publish because the run
-// had already published its terminal event (D4).
+// had already published its terminal event.
 func (r *Result) Dropped() []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -30,7 +30,7 @@ func exceptionWorkflow(t *testing.T, wait bool, s3cause *error, s4runs *int) *st
 		if wait {
 			close(started)
 			// A slow sibling: it finishes only after s2's ExceptionEvent was
-			// published, which ends its context (D4).
+			// published, which ends its context.
 			select {
 			case <-ctx.Done():
 				*s3cause = context.Cause(ctx)
@@ -145,7 +145,7 @@ func TestScenario24_ListReturnOrder(t *testing.T) {
 	if b == a || len(a) != 24 || len(b) != 24 {
 		t.Fatalf("output ids %q and %q: want two distinct 24-hex ids", b, a)
 	}
-	// D1: the ids derive from the inputs; the first 4 bytes are the newest
+	// The ids derive from the inputs; the first 4 bytes are the newest
 	// input's ObjectId time.
 	if start := res.IDs("StartEvent")[0]; a[:8] != start[:8] || b[:8] != start[:8] {
 		t.Fatalf("output ids %q, %q do not carry the input's time prefix %q", b, a, start[:8])
@@ -201,7 +201,7 @@ func TestScenario26_TeardownOnStop(t *testing.T) {
 	if h.Engine().Cached(res.RunID()) {
 		t.Fatal("the run's history is still cached after teardown")
 	}
-	// The thread context outlives the run (D5: namespaced by class and thread).
+	// The thread context outlives the run (namespaced by class and thread).
 	var v string
 	if ok, err := dispatch.StateOf(st, dispatch.ThreadContext("Teardown", res.Topic().Thread)).Get(ctx, "t", &v); !ok || err != nil || v != "kept" {
 		t.Fatalf("thread context after teardown: %q, %v, %v; want kept", v, ok, err)

@@ -16,7 +16,7 @@ import (
 func TestScenario12_ListRetriggersOnEveryArrival(t *testing.T) {
 	start := step.New(func(ctx step.Context, _ *event.StartEvent) ([]*R, error) {
 		rs := []*R{{N: 1}, {N: 2}, {N: 3}}
-		for i, r := range rs { // created_at runs backwards: only stream order may count (D10)
+		for i, r := range rs { // created_at runs backwards: only stream order may count
 			r.CreatedAt = int64(1000 - i)
 		}
 		return rs, nil
@@ -45,7 +45,7 @@ func TestScenario12_ListRetriggersOnEveryArrival(t *testing.T) {
 		lens = append(lens, y.(*Y).Len)
 	}
 	agenttest.Equal(t, lens, []int{1, 2, 3})
-	// D10: each list in stream order, whatever created_at says.
+	// Each list in stream order, whatever created_at says.
 	agenttest.Equal(t, seen, [][]int{{1}, {1, 2}, {1, 2, 3}})
 }
 
@@ -241,7 +241,7 @@ func TestScenario18_FixedListFanIn(t *testing.T) {
 	agenttest.Equal(t, res.Names(), []string{"StartEvent", "A", "W", "W", "StopEvent"})
 	agenttest.Equal(t, res.Ended(), "completed")
 
-	t.Run("surplus arrivals never rerun or crash (D3)", func(t *testing.T) {
+	t.Run("surplus arrivals never rerun or crash", func(t *testing.T) {
 		agg := step.New(func(ctx step.Context, ws [2]*W) (*X, error) { return &X{}, nil }, step.Name("agg"))
 		h := agenttest.New(t, mustPartial(t, "FixedSurplus", agg))
 		res := h.Start(&W{N: 1})

@@ -121,7 +121,7 @@ func TestScenario41_UnregisteredSubclasses(t *testing.T) {
 			t.Fatalf("%d teardowns, want 1", n)
 		}
 	})
-	t.Run("unknown subclass of an input type never triggers (D14)", func(t *testing.T) {
+	t.Run("unknown subclass of an input type never triggers", func(t *testing.T) {
 		s := step.New(func(ctx step.Context, a *A) (*X, error) { return &X{}, nil }, step.Name("s"))
 		h := agenttest.New(t, mustPartial(t, "FooA", s))
 		res := h.Start(&B{})

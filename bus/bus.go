@@ -163,7 +163,7 @@ type ConsumerConfig struct {
 	err error // set by RunnerConsumer for an invalid class; reported by Validate
 }
 
-// Consumer defaults, the reference runner's settings (spec bus.md §3.1).
+// Consumer defaults, the reference runner's settings.
 const (
 	DefaultAckWait       = 30 * time.Second
 	DefaultMaxDeliver    = 5
@@ -239,7 +239,7 @@ type StreamInfo struct {
 type Streams interface {
 	// EnsureStream creates the stream if no stream of that name exists. An
 	// existing stream is left as it is, even if its configuration differs
-	// (the reference never reconciles streams, spec bus.md §2).
+	// (the reference never reconciles streams).
 	EnsureStream(ctx context.Context, cfg StreamConfig) error
 	// StreamInfo returns the configuration and state of stream name, or an
 	// error wrapping ErrNotFound.

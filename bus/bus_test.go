@@ -243,7 +243,7 @@ func TestPublishEventRoutes(t *testing.T) {
 	}
 	stored, err := b.NextMsg(ctx, "agent_BusTest_stream", ">", 1)
 	if err != nil || stored.Header.Get("Nats-Msg-Id") != id {
-		t.Fatalf("stored msg id %v, err %v; want event_id (D15)", stored, err)
+		t.Fatalf("stored msg id %v, err %v; want event_id", stored, err)
 	}
 	// Re-publishing the same event is absorbed by the stream.
 	if ack, err := bus.PublishEvent(ctx, b, runTopic, stop, nil); err != nil || !ack.Duplicate {

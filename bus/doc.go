@@ -3,10 +3,10 @@
 // natsbus (a real server; the embedded one by default) and memory (in
 // process, optionally driven step by step from a test).
 //
-// The protocol's two tiers map onto the interfaces (spec bus.md §0, §4):
+// The protocol's two tiers map onto the interfaces:
 // control events are stored with StreamPublisher.PublishStream (msg id =
-// event_id, D15) and consumed by durable consumers (Streams.Consume) that
-// acknowledge after handling (D1); display events go over core NATS
+// event_id) and consumed by durable consumers (Streams.Consume) that
+// acknowledge after handling; display events go over core NATS
 // (Publisher, Subscriber). PublishEvent does that routing for an event:
 //
 //	ack, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "RAGAgent", ID: "wiki",
@@ -40,5 +40,5 @@
 // reference's {"error","error_type"} body alike, as a *RemoteError.
 //
 // NextMsg reads a stream by subject filter in one round trip: the
-// dispatcher loads a run's history on demand with it (D7).
+// dispatcher loads a run's history on demand with it.
 package bus

@@ -17,8 +17,8 @@ type EventPublisher interface {
 }
 
 // PublishEvent publishes e for the run addressed by t, routed by its parent
-// chain (spec bus.md §4.1): a control event goes to the stream on the
-// control subject with msg id = event_id (D15); a display event goes over
+// chain: a control event goes to the stream on the
+// control subject with msg id = event_id; a display event goes over
 // core NATS to the display subject; an event that is both goes to both,
 // control first. The payload is event.Marshal(e); h (may be nil) is sent
 // with both. t.Type is ignored; an empty t.Name or t.EventID is filled
@@ -32,7 +32,7 @@ func PublishEvent(ctx context.Context, p EventPublisher, t topic.Agent, e event.
 	}
 	id := e.EventBase().EventID
 	if id == "" {
-		return PubAck{}, fmt.Errorf("bus: event %s has no event_id (it is the stream msg id, D15)", event.Name(e))
+		return PubAck{}, fmt.Errorf("bus: event %s has no event_id (it is the stream msg id)", event.Name(e))
 	}
 	if t.Name == "" {
 		t.Name = event.Name(e)

@@ -12,7 +12,7 @@ import (
 )
 
 // AIHubPrefix is the prefix of the forwarded request headers that pass
-// through the bus (spec bus.md §5). It is matched case-insensitively.
+// through the bus. It is matched case-insensitively.
 const AIHubPrefix = "x-aihub-"
 
 // HeaderCarrier adapts a Header to OpenTelemetry's TextMapCarrier. Set keeps
@@ -81,7 +81,7 @@ func ExtractTrace(ctx context.Context, h Header) context.Context {
 }
 
 // AIHubHeaders returns the X-AIHub-* headers of h with lower-cased keys, as
-// receivers attach them to events (_aihub_headers, spec wire.md §2.3); nil
+// receivers attach them to events (_aihub_headers); nil
 // when there are none. They are untrusted client input.
 func AIHubHeaders(h Header) map[string]string {
 	var out map[string]string

@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultRequestTimeout bounds a Request whose context has no deadline, as
-// the reference's requester does (spec bus.md §7).
+// the reference's requester does.
 const DefaultRequestTimeout = 5 * time.Second
 
 // Headers of a typed error reply. Respond error replies carry both these

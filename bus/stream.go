@@ -7,7 +7,7 @@ import (
 	"github.com/saap-go/agent/topic"
 )
 
-// Reference stream settings (spec bus.md §2).
+// Reference stream settings.
 const (
 	AgentStreamMaxMsgs    = 10_000_000
 	AgentStreamMaxAge     = 30 * 24 * time.Hour
@@ -33,7 +33,7 @@ func AgentStream(class string) StreamConfig {
 
 // RunnerConsumer returns the durable consumer shared by all runners of an
 // agent class: agent_runner_<Class> over the class's control events, AckWait
-// 30 s, MaxDeliver 5 (spec bus.md §3.1). An invalid class makes Validate
+// 30 s, MaxDeliver 5. An invalid class makes Validate
 // (and so Consume) fail with the class's *topic.TokenError.
 func RunnerConsumer(class string) ConsumerConfig {
 	// On error the filter stays empty, but Validate refuses the config, so

@@ -10,7 +10,7 @@ import (
 // ValidateSubject reports whether s can be published to. Tokens must be
 // non-empty and free of whitespace and control characters. Wildcard
 // characters are accepted as literal tokens, as a non-pedantic nats-server
-// accepts them (the protocol publishes literal "*" tokens, spec bus.md §1.3).
+// accepts them (the protocol publishes literal "*" tokens).
 // The error wraps ErrInvalidSubject.
 func ValidateSubject(s string) error {
 	return validate(s, false)

@@ -4,7 +4,7 @@
 // it.
 //
 // The platform's API answers requests on
-// aihub.rpc.config.agent.<AgentClass>.<agent_id> (spec bus.md §7):
+// aihub.rpc.config.agent.<AgentClass>.<agent_id>:
 //
 //	request {"agent_class": "RAGAgent", "agent_id": "wiki"}
 //	reply   {"agent_class": "RAGAgent", "agent_id": "wiki", "config": {...}, "found": true, "error": null}

@@ -39,7 +39,7 @@ type Class struct {
 }
 
 // Build returns the AgentClassDiscoveryResponseEvent that describes the
-// agent class of wf (spec bus.md §8.2): its start, stop and HITL events with
+// agent class of wf: its start, stop and HITL events with
 // their JSON Schemas (see Schema), whether it is conversational (a start
 // event is a UserMessageEvent or a subclass) or schedulable (a start event
 // is a CronStartEvent), its configuration schema and its network graph. The

@@ -1,6 +1,6 @@
 // Package discovery makes an agent class known to the platform: it builds
 // the class's AgentClassDiscoveryResponseEvent and answers the API
-// gateway's discovery requests with it (spec bus.md §8).
+// gateway's discovery requests with it.
 //
 // Every 60 s each gateway replica publishes an empty
 // ClassDiscoveryRequestEvent on class_discovery.agent.*.*.request.<call_id>

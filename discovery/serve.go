@@ -47,7 +47,7 @@ type Responder struct {
 // Serve subscribes to class-discovery requests and answers those addressed
 // to resp's class or to every class (class token "*") with resp, on
 // class_discovery.agent.<Class>.*.response.<call_id> over core NATS, as the
-// gateway expects within its 10 s window (spec bus.md §8). Each answer is
+// gateway expects within its 10 s window. Each answer is
 // resp with a fresh event_id and created_at.
 //
 // Serve returns once the subscription is in place. The responder answers

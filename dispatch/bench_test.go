@@ -109,7 +109,7 @@ func reportPerStep(b *testing.B, steps int) {
 }
 
 // BenchmarkFanInList: a start step publishes n R events and agg([]*R) runs on
-// every arrival with the whole prefix (R3): n executions binding lists of 1…n.
+// every arrival with the whole prefix: n executions binding lists of 1…n.
 // Reported per arrival; the list it copies grows with n.
 func BenchmarkFanInList(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {

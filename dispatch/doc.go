@@ -1,6 +1,6 @@
 // Package dispatch is the engine that turns arriving control events into
-// step executions (spec/dispatch.md), independent of the transport: it runs
-// on the interfaces of package bus and keeps shared state behind Store.
+// step executions, independent of the transport: it runs on the interfaces
+// of package bus and keeps shared state behind Store.
 //
 // # Running an engine
 //
@@ -9,16 +9,17 @@
 //		func(d bus.Delivery) { eng.Handle(ctx, d) })
 //
 // Handle processes one delivery and settles it: it acknowledges only after
-// every step it started has published its outputs or recorded its failure
-// (D1), sends in-progress heartbeats while user code runs, dead-letters
-// messages whose subject or payload is unusable, and Naks with a backoff
-// when the store or the bus fails, so the event comes back. Handling an
-// event twice is safe.
+// every step it started has published its outputs or recorded its failure,
+// sends in-progress heartbeats while user code runs, dead-letters messages
+// whose subject or payload is unusable, and Naks with a backoff when the
+// store or the bus fails, so the event comes back. Handling an event twice
+// is safe. docs/durability.md in the repository describes these guarantees
+// and what a crash costs.
 //
 // # What happens to one event
 //
-// In the reference's order (dispatch.md §2): a StopEvent or ExceptionEvent
-// (by parent chain, so unknown subclasses count) tears the run down: its
+// In the reference's order: a StopEvent or ExceptionEvent (by parent
+// chain, so unknown subclasses count) tears the run down: its
 // claims, counters and run context are deleted, its history is evicted and
 // an end marker ("completed" or "crashed") is kept; a second delivery only
 // logs a duplicate. A StartEvent of a run not torn down resolves the
@@ -29,21 +30,24 @@
 //
 // Then the candidates, the steps declaring the event's exact wire name
 // (step.Workflow.Candidates), are judged in alphabetical order on a snapshot:
-// the run's control events up to the trigger's stream sequence. Readiness
-// follows §5 (availability with exact FixedList sizes, D3; max executions;
-// then the precondition, whose errors fail like a step, D11); binding follows
-// §6 (the trigger, else the latest by stream sequence; lists in stream order,
-// D10). Events decoded through the ancestry fallback never trigger (D14).
+// the run's control events up to the trigger's stream sequence. A step is
+// ready when its inputs are available (a fixed-size list needs exactly its
+// size), its execution cap is not reached and its precondition holds (a
+// precondition's error fails like a step's). Parameters bind the trigger,
+// else the latest event of the type by stream sequence; lists are in stream
+// order, never in created_at order. Events decoded through the ancestry
+// fallback never trigger. docs/compatibility.md in the repository says
+// where and why this differs from the Python platform.
 //
 // A ready step is claimed atomically under a key derived from the ids it
-// binds (D2): a claim that exists and is completed is skipped; one that
-// exists but was never completed (a crash mid-step) runs again as the same
-// execution. Output ids are derived from (class, run, step, sorted input ids,
-// output index) (D1), so a re-run re-publishes the same ids, which the
-// stream de-duplicates (D15). A failing step publishes an ExceptionEvent
+// binds: a claim that exists and is completed is skipped; one that exists
+// but was never completed (a crash mid-step) runs again as the same
+// execution. Output ids are derived from (class, run, step, sorted input
+// ids, output index), so a re-run re-publishes the same ids, which the
+// stream de-duplicates. A failing step publishes an ExceptionEvent
 // (stop_on_error, the default) or records the failure as the claim's
 // outcome. Once a run has published or received its terminal event, nothing
-// more is published for it and no step starts (D4); steps still running see
+// more is published for it and no step starts; steps still running see
 // their context cancelled with ErrRunEnded.
 //
 // # State and memory
@@ -52,10 +56,10 @@
 // (WithCacheSize). A history is loaded on demand from the stream
 // (bus.Streams.NextMsg on the run's control subject, from the run's start
 // sequence), so any replica can take any event of any run, start-up costs
-// nothing (D7), and a paused run holds no goroutine and no memory.
+// nothing, and a paused run holds no goroutine and no memory.
 //
 // A Store holds idempotency claims, execution counters, markers and the run
-// and thread contexts, all namespaced by agent class (D5). MemoryStore
+// and thread contexts, all namespaced by agent class. MemoryStore
 // serves tests and single-process use; shared stores (NATS KV, Redis) must
 // pass the conformance suite in package storetest. A store that can write
 // several keys of a scope at once implements BatchSetter; the engine then

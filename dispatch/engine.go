@@ -25,16 +25,15 @@ import (
 const (
 	KeyAgentConfig  = "_agent_config"  // the run's configuration (JSON)
 	KeyAIHubHeaders = "_aihub_headers" // the X-AIHub-* headers of the last event that carried them
-	KeyStartSeq     = "_start_seq"     // stream sequence of the run's StartEvent (history loading, D7)
+	KeyStartSeq     = "_start_seq"     // stream sequence of the run's StartEvent (history loading)
 )
 
 // ConfigMissing starts the message of the ExceptionEvent published for an
-// event of a live run that has no stored configuration (the reference's
-// text, dispatch.md §2 step 4).
+// event of a live run that has no stored configuration (the reference's text).
 const ConfigMissing = "No agent config found"
 
 // Engine dispatches the control events of one agent class to the steps of its
-// workflow (spec/dispatch.md with this SDK's D1–D15). It keeps no goroutine
+// workflow. It keeps no goroutine
 // and no memory per run beyond a bounded history cache: everything a run needs
 // is in the Store and on the bus, so any replica can take any event of any
 // run, and a paused run costs nothing.
@@ -157,8 +156,8 @@ func (e *Engine) Cached(run string) bool {
 // Workflow returns the engine's workflow.
 func (e *Engine) Workflow() *step.Workflow { return e.w }
 
-// ConfigResolver provides a run's agent configuration (dispatch.md §2 steps
-// 4 and 6). The runtime plugs the configuration RPC in here.
+// ConfigResolver provides a run's agent configuration. The runtime plugs
+// the configuration RPC in here.
 type ConfigResolver interface {
 	// Resolve is called for a StartEvent of a run that is not torn down. It
 	// returns the configuration as JSON; the engine stores it in the run
@@ -186,8 +185,8 @@ type Execution struct {
 	Trigger string   // event id of the trigger
 	Inputs  []string // event ids bound, in parameter order (list elements in stream order)
 	Outputs []string // event ids of the outputs published
-	Rerun   bool     // the claim was pending: a re-run after an interrupted execution (D1)
-	Err     error    // the step's error (or a precondition's, D11)
+	Rerun   bool     // the claim was pending: a re-run after an interrupted execution
+	Err     error    // the step's error (or a precondition's)
 }
 
 // Teardown describes the handling of a terminal event, as reported to an
@@ -199,7 +198,7 @@ type Teardown struct {
 }
 
 // Drop describes an output that was not published because the run had
-// already published its terminal event (D4, a protocol violation).
+// already published its terminal event (a protocol violation).
 type Drop struct {
 	Run   RunKey
 	Step  string
@@ -214,7 +213,7 @@ type Observer interface {
 	Executed(Execution)
 	// TornDown is called for each delivery of a terminal event.
 	TornDown(Teardown)
-	// Dropped is called for each output refused under D4.
+	// Dropped is called for each output refused because the run had ended.
 	Dropped(Drop)
 }
 
@@ -225,7 +224,7 @@ func (nopObserver) TornDown(Teardown)  {}
 func (nopObserver) Dropped(Drop)       {}
 
 // Handle processes one delivery of a control event of the engine's class
-// and settles it: Ack once the event is handled (D1) — every step it started
+// and settles it: Ack once the event is handled — every step it started
 // has published its outputs or recorded its failure —, InProgress heartbeats
 // meanwhile, DeadLetter for a subject that does not parse, a foreign class or
 // an undecodable payload, and Nak with backoff on transient failures of the
@@ -274,7 +273,7 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 }
 
 // spans starts the reference's consumer span "<consumer>.receive <event>"
-// and its child "<consumer>.process <event>" (bus.md §5); end closes both.
+// and its child "<consumer>.process <event>"; end closes both.
 func (e *Engine) spans(ctx context.Context, subject, name string, d bus.Delivery) (context.Context, func(error)) {
 	consumer := bus.RunnerConsumer(e.class).Durable
 	attrs := []attribute.KeyValue{

@@ -103,7 +103,7 @@ func streamCount(t *testing.T, h *agenttest.Harness, res *agenttest.Result, name
 	}
 }
 
-// D1 (scenario 34): an execution that was claimed but not completed runs
+// An execution that was claimed but not completed runs
 // again on redelivery, as the same execution, and re-publishes the same ids.
 func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
 	calls := 0
@@ -128,7 +128,7 @@ func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
 	agenttest.Equal(t, streamCount(t, h, res, "Out"), 2)
 	n, err := st.Count(t.Context(), res.RunKey(), "s")
 	if err != nil || n != 1 {
-		t.Fatalf("counter = %d, %v; want 1: a re-run takes no new slot (D2)", n, err)
+		t.Fatalf("counter = %d, %v; want 1: a re-run takes no new slot", n, err)
 	}
 	// Completed now: a third delivery does nothing.
 	h.Redeliver(res, res.IDs("In")[0])
@@ -211,7 +211,7 @@ func TestMissingConfigEndsTheRun(t *testing.T) {
 	agenttest.Equal(t, res.Count("ExceptionEvent"), 1)
 }
 
-// D11: a failing precondition is a failing step, and the other candidates are
+// A failing precondition is a failing step, and the other candidates are
 // still evaluated.
 func TestFailingPrecondition(t *testing.T) {
 	build := func(t *testing.T, opts ...step.Option) (*agenttest.Harness, *int) {
@@ -232,7 +232,7 @@ func TestFailingPrecondition(t *testing.T) {
 		}
 		xs := res.Executions()
 		if len(xs) != 1 || xs[0].Step != "a" || xs[0].Err == nil {
-			t.Fatalf("executions = %+v, want a's failed precondition only (b must not start after the ExceptionEvent, D4)", xs)
+			t.Fatalf("executions = %+v, want a's failed precondition only (b must not start after the ExceptionEvent)", xs)
 		}
 	})
 	t.Run("continue on error", func(t *testing.T) {

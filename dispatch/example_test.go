@@ -144,7 +144,7 @@ func Example_linear() {
 }
 
 // Fan-out and fan-in with a fixed-size list: split publishes three Work
-// events; join takes [3]*Work and runs once, when the third arrives (D3).
+// events; join takes [3]*Work and runs once, when the third arrives.
 func Example_fanOutFanIn() {
 	split := step.New(func(ctx step.Context, q *Question) ([]*Work, error) {
 		return []*Work{{Part: 1}, {Part: 2}, {Part: 3}}, nil

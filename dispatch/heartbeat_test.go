@@ -27,7 +27,7 @@ func (d *beatRecorder) InProgress() error {
 }
 
 // A step that runs longer than the heartbeat interval gets in-progress
-// acknowledgements, so AckWait does not expire (D1); the delivery is acked
+// acknowledgements, so AckWait does not expire; the delivery is acked
 // after the step.
 func TestHeartbeatWhileStepRuns(t *testing.T) {
 	d := &beatRecorder{beat: make(chan struct{})}

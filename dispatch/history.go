@@ -13,7 +13,7 @@ import (
 	"github.com/saap-go/agent/event"
 )
 
-// runCache is a bounded LRU of run histories (D7). Nothing else per run
+// runCache is a bounded LRU of run histories. Nothing else per run
 // lives in the process.
 type runCache struct {
 	mu   sync.Mutex
@@ -84,7 +84,7 @@ type runEntry struct {
 	idxUsed int
 
 	// terminated is set once this process published or received the run's
-	// terminal event (D4); the store's MarkerTerminal tells other replicas.
+	// terminal event; the store's MarkerTerminal tells other replicas.
 	terminated atomic.Bool
 	// terminalStored is set once this process stored MarkerTerminal for the
 	// run; markers are write-once, so teardown need not write it again.
@@ -100,7 +100,7 @@ type runEntry struct {
 	cfg       any
 }
 
-// terminate marks the run ended in this process (D4) and cancels the
+// terminate marks the run ended in this process and cancels the
 // contexts of its running steps.
 func (r *runEntry) terminate() {
 	r.terminated.Store(true)
@@ -309,7 +309,7 @@ func (s *snapshot) count(names []string) int {
 }
 
 // single binds one event: the trigger if it matches, else the latest match
-// by stream sequence (D10); nil if none.
+// by stream sequence; nil if none.
 func (s *snapshot) single(names []string) event.Event {
 	best := int32(-1)
 	for _, name := range names {

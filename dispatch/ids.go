@@ -138,7 +138,7 @@ func objectIDSeconds(id string) (uint32, bool) {
 }
 
 // id derives the deterministic event id of an output of this execution
-// (D1, D12: 24 lower-hex). label separates kinds of outputs ("out",
+// (24 lower-hex, like an ObjectId). label separates kinds of outputs ("out",
 // "exception", "emit") and n numbers them.
 func (b *binding) id(label string, n int) string {
 	h := sha256.New()

@@ -40,7 +40,7 @@ func TestBindingIsCanonical(t *testing.T) {
 		t.Error("a duplicate id does not change the key")
 	}
 	if bindingOf("C1", "r", "s", []string{"a"}).key == bindingOf("C2", "r", "s", []string{"a"}).key {
-		t.Error("the class does not change the key (D5)")
+		t.Error("the class does not change the key")
 	}
 }
 
@@ -57,7 +57,7 @@ func TestOutputIDs(t *testing.T) {
 	ids := []string{b.id("out", 0), b.id("out", 1), b.id("exception", 0), b.id("emit", 1)}
 	for _, id := range ids {
 		if !hex24.MatchString(id) {
-			t.Fatalf("id %q is not 24 lower-hex (D12)", id)
+			t.Fatalf("id %q is not 24 lower-hex", id)
 		}
 		if id[:8] != "6955b900" {
 			t.Fatalf("id %q does not start with the newest input's time 6955b900", id)
@@ -67,7 +67,7 @@ func TestOutputIDs(t *testing.T) {
 		t.Fatalf("ids collide: %q", ids)
 	}
 	if again := bindingOf("C", "r", "s", []string{"6955b9000000000000000003", "5955b9000000000000000009"}); again.id("out", 1) != ids[1] {
-		t.Fatal("the same inputs in another order give another id (D1)")
+		t.Fatal("the same inputs in another order give another id")
 	}
 	// No ObjectId among the inputs: all 12 bytes from the hash.
 	nb := bindingOf("C", "r", "s", []string{"x"})

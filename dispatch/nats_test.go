@@ -18,8 +18,8 @@ import (
 
 // The engine on JetStream: two replicas share the runner consumer and a
 // store; each run's events are spread over both, so histories are loaded
-// from the stream with NextMsg (D7); output ids are de-duplicated by the
-// stream (D15). Runs against an embedded nats-server, and against NATS_URL
+// from the stream with NextMsg; output ids are de-duplicated by the
+// stream. Runs against an embedded nats-server, and against NATS_URL
 // when it is set.
 func TestEngineOnNATS(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {

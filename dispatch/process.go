@@ -18,8 +18,8 @@ import (
 
 // Process handles one control event of the engine's class, delivered at
 // stream sequence seq with subject t, and returns once every step it started
-// has published its outputs or recorded its failure (dispatch.md §2 with
-// D1–D15). An error means a transient failure (store or bus): the caller
+// has published its outputs or recorded its failure. An error means a
+// transient failure (store or bus): the caller
 // should have the event redelivered; handling it again is safe. Handle is
 // Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
@@ -46,12 +46,12 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 		return nil
 	}
-	// D14: an event decoded through the ancestry fallback never triggers.
+	// An event decoded through the ancestry fallback never triggers.
 	var cands []*step.Step
 	if !event.IsFallback(ev) {
 		cands = e.w.Candidates(event.Name(ev))
 	}
-	// D4 across replicas: nothing starts once a terminal event was published
+	// Across replicas: nothing starts once a terminal event was published
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
@@ -100,15 +100,15 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if len(plans) == 0 {
 		return nil
 	}
-	// Steps and preconditions see a context that ends with the run (D4).
+	// Steps and preconditions see a context that ends with the run.
 	sctx, cancel, id := r.track(ctx)
 	defer r.untrack(cancel, id)
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
 	}
 
-	// Readiness beyond availability: max executions, then the precondition
-	// (R5, §5). All candidates are judged before any runs.
+	// Readiness beyond availability: max executions, then the precondition.
+	// All candidates are judged before any runs.
 	ready := plans[:0]
 	for _, p := range plans {
 		p.scv = stepContext{Context: sctx, e: e, r: r, t: t, run: runOf(t, ev), step: p.step.Name(), b: &p.b, cfg: cfg}
@@ -141,7 +141,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	return errors.Join(errs...)
 }
 
-// prepare runs steps 4–7 of dispatch.md §2 and returns the run's decoded
+// prepare resolves or loads the run's configuration, seeds the run context
+// from a StartEvent and returns the run's decoded
 // configuration; ok is false when the event must not be evaluated. The
 // caller has checked that the run has not ended. A StartEvent's writes
 // (configuration, headers, start sequence, its fields) go to the store as one
@@ -275,8 +276,8 @@ type plan struct {
 	idBuf  [8]string
 }
 
-// bind checks availability (R1, D3) and binds the step's and its
-// precondition's parameters from the snapshot (§6, D10). nil: not ready.
+// bind checks availability and binds the step's and its
+// precondition's parameters from the snapshot. nil: not ready.
 func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
 	p := &plan{step: s}
 	params := s.Params()
@@ -351,7 +352,7 @@ func bindParams(snap *snapshot, params []step.Param, args [][]event.Event, singl
 }
 
 // ready checks max executions, then the precondition. A precondition that
-// fails is a failing step (D11): under stop_on_error it ends the run.
+// fails is a failing step: under stop_on_error it ends the run.
 func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	s := p.step
 	if m := s.MaxExecutions(); m > 0 {
@@ -361,7 +362,7 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 		}
 		if n >= int64(m) {
 			// Only a re-run of this very binding's pending claim may go on
-			// (D2: it took its slot already). At the limit Claim creates
+			// (it took its slot already). At the limit Claim creates
 			// nothing.
 			res, err := e.store.Claim(ctx, run, ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(m)})
 			if err != nil {
@@ -395,7 +396,7 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 }
 
 // execute claims and runs one ready step, publishes its outputs in order and
-// records the outcome (D1, D2).
+// records the outcome.
 func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
 	s := p.step
 	run := r.key
@@ -494,7 +495,7 @@ func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger e
 }
 
 // publish publishes ev on the run's subjects unless the run has already
-// published or received its terminal event (D4), in which case the event is
+// published or received its terminal event, in which case the event is
 // dropped, logged as a protocol violation, and ok is false.
 func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, stepName string) (ok bool, err error) {
 	if ev.EventBase().CreatedAt == 0 {
@@ -503,7 +504,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()
 	if r.terminated.Load() {
-		e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped (R4)",
+		e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
 			"run_id", t.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 		e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
 		return false, nil
@@ -522,8 +523,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 }
 
 // completeTopic fills the reply topic of HITL and BITL requests with the
-// run's ids and the request's event id, keeping what the step set
-// (bus.md §9.1).
+// run's ids and the request's event id, keeping what the step set.
 func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 	if !event.IsHITLRequest(ev) && !event.IsBITLRequest(ev) {
 		return
@@ -554,7 +554,7 @@ func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 	fill(&tp.EventID, ev.EventBase().EventID)
 }
 
-// teardown handles a received StopEvent or ExceptionEvent (§13, D4, D5):
+// teardown handles a received StopEvent or ExceptionEvent:
 // idempotent; deletes the run's state, keeps the end marker, evicts the
 // cached history.
 func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error {

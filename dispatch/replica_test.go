@@ -33,7 +33,7 @@ func (o *recObserver) Dropped(dispatch.Drop) {}
 
 // Two replicas with a one-run history cache take turns on the events of two
 // interleaved runs: each replica must load the prefix it has not seen from
-// the stream (D7), and the runs come out as on one process.
+// the stream, and the runs come out as on one process.
 func TestReplicasLoadHistoryOnDemand(t *testing.T) {
 	start := step.New(func(ctx step.Context, _ *event.StartEvent) ([]*In, error) {
 		return []*In{{N: 1}, {N: 2}, {N: 3}}, nil

@@ -11,7 +11,7 @@ import (
 	"github.com/saap-go/agent/step"
 )
 
-// dispatch.md §2 steps 4, 5, 7: the configuration, the X-AIHub headers and
+// A StartEvent seeds the run: the configuration, the X-AIHub headers and
 // every public field of the start event land in the run context.
 func TestStartSeedsRunContext(t *testing.T) {
 	var seen map[string]json.RawMessage

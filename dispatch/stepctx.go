@@ -22,7 +22,7 @@ import (
 var ErrControlEmit = errors.New("dispatch: Emit takes display events only; return control events as results")
 
 // ErrRunEnded is returned by step.Context.Emit once the run has published
-// its terminal event (D4).
+// its terminal event.
 var ErrRunEnded = errors.New("dispatch: the run has ended")
 
 // state is the step.State view of one Store scope.

@@ -6,9 +6,9 @@ import (
 )
 
 // RunKey names the state namespace of one run. All run state (claims,
-// counters, markers, run context) is namespaced by agent class and run id
-// (D5), so a delegate that shares a caller's run id cannot touch the
-// caller's state.
+// counters, markers, run context) is namespaced by agent class and run id,
+// so a delegate that shares a caller's run id cannot touch the caller's
+// state.
 type RunKey struct {
 	Class string
 	Run   string
@@ -35,7 +35,7 @@ func (k ScopeKind) String() string {
 }
 
 // Scope names a key-value context: the run context of (Class, ID=run id) or
-// the thread context of (Class, ID=thread id) (D5).
+// the thread context of (Class, ID=thread id).
 type Scope struct {
 	Kind  ScopeKind
 	Class string
@@ -60,7 +60,7 @@ const (
 	Claimed ClaimStatus = iota + 1
 	// Pending: the claim exists but was never completed (a crash in the
 	// middle of the step). Run the step again: it is the same execution and
-	// took no new slot (D1, D2).
+	// took no new slot.
 	Pending
 	// Done: the claim was completed; skip. ClaimResult.Outcome says how it
 	// ended.
@@ -124,7 +124,7 @@ const (
 	MarkerCleaned = "cleaned"
 	// MarkerTerminal is set when this SDK published a StopEvent or
 	// ExceptionEvent for the run; no replica publishes or starts anything for
-	// the run after it (D4).
+	// the run after it.
 	MarkerTerminal = "terminal"
 )
 

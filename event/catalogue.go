@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Pure control events (wire.md §7.4): no display fields.
+// Pure control events: no display fields.
 
 // LanguageEvent sets the language of a run.
 type LanguageEvent struct {
@@ -67,7 +67,7 @@ type SearchKnowledgeEvent struct {
 	ToolCallID  *string              `json:"tool_call_id"`
 }
 
-// Start events (wire.md §7.5).
+// Start events.
 
 // RAGStartEvent starts a retrieval-augmented run. The shapes of
 // selected_namespaces and additional_filters are unconfirmed and kept raw.
@@ -91,7 +91,7 @@ type CronStartEvent struct {
 }
 
 // ScheduledStartEvent is the older name of CronStartEvent, registered so
-// that persisted events of that name still decode exactly (wire.md §11.7).
+// that persisted events of that name still decode exactly.
 type ScheduledStartEvent struct {
 	StartEvent
 	Locale       string        `json:"locale" event:"default=de"`
@@ -150,7 +150,7 @@ func (e *RAGFailureStopEvent) validateFields() error {
 	return oneOf("reason", e.Reason, RAGFailureContextInsufficient, RAGFailureExpertDeclined, RAGFailureExpertErrored, RAGFailureFewShotFallback)
 }
 
-// Display events (wire.md §7.6).
+// Display events.
 
 // ThoughtEvent shares reasoning content.
 type ThoughtEvent struct {
@@ -202,8 +202,8 @@ type RouteOptions struct {
 }
 
 // AgentInTheLoopRequestEvent delegates a task to another agent. It is a
-// DisplayEvent and a ControlEvent, but not a ControlAndDisplayEvent
-// (wire.md §7.6). StartEvent is the start event sent to the other agent.
+// DisplayEvent and a ControlEvent, but not a ControlAndDisplayEvent.
+// StartEvent is the start event sent to the other agent.
 type AgentInTheLoopRequestEvent struct {
 	DisplayEvent
 	StartEvent      Event    `json:"start_event" event:"required"`
@@ -237,7 +237,7 @@ type StandaloneQuestionCondenserEvent struct {
 }
 
 // CondensedQuestion is the text of the condensed message, "" when it has no
-// blocks (historical payloads must stay readable, wire.md §11.6).
+// blocks (historical payloads must stay readable).
 func (e *StandaloneQuestionCondenserEvent) CondensedQuestion() string {
 	if e.CondensedChatMessage == nil {
 		return ""
@@ -321,7 +321,7 @@ type MemoryRelation struct {
 }
 
 // BaseRetrieveMemoryEvent carries retrieved memories. relations is
-// required while memories has a default (wire.md §11.10).
+// required while memories has a default.
 type BaseRetrieveMemoryEvent struct {
 	ControlAndDisplayEvent
 	Memories  []Memory         `json:"memories" event:"default=[]"`
@@ -364,7 +364,7 @@ type AddUserMemoryToChatHistoryEvent struct{ AddMemoryToChatHistoryEvent }
 type AddOrganizationMemoryToChatHistoryEvent struct{ AddMemoryToChatHistoryEvent }
 
 // MemoryStorageRequestedEvent marks that a memory agent was asked to store
-// a thread's memories (bus.md §9.4).
+// a thread's memories.
 type MemoryStorageRequestedEvent struct {
 	ControlAndDisplayEvent
 	StartEvent       *StoreUserMemoryRequestedEvent `json:"start_event" event:"required"`
@@ -373,8 +373,7 @@ type MemoryStorageRequestedEvent struct {
 }
 
 // ComposeContextEvent carries a history and context blocks to compose.
-// Blocks items that older producers wrote as strings are kept raw
-// (wire.md §1.3 item 14).
+// Blocks items that older producers wrote as strings are kept raw.
 type ComposeContextEvent struct {
 	ControlAndDisplayEvent
 	History []ChatMessage     `json:"history" event:"required"`
@@ -387,7 +386,7 @@ type ContextComposedEvent struct {
 	History []ChatMessage `json:"history" event:"required"`
 }
 
-// Direct BaseEvent subclasses (wire.md §7.7): neither control nor display.
+// Direct BaseEvent subclasses: neither control nor display.
 
 // ClassDiscoveryRequestEvent asks every agent and process class to describe itself.
 type ClassDiscoveryRequestEvent struct{ Base }
@@ -405,7 +404,7 @@ type ConfigSpecs struct {
 	ConfigSchema map[string]json.RawMessage `json:"config_schema" event:"default={}"`
 }
 
-// AgentClassDiscoveryResponseEvent describes an agent class (bus.md §8.2).
+// AgentClassDiscoveryResponseEvent describes an agent class.
 type AgentClassDiscoveryResponseEvent struct {
 	Base
 	AgentClass         string            `json:"agent_class" event:"required"`
@@ -462,7 +461,7 @@ func (e *KnowledgeTeardownRequestedEvent) validateFields() error {
 	return oneOf("teardown_type", e.TeardownType, "database", "namespace")
 }
 
-// Process events (wire.md §7.8).
+// Process events.
 
 // ProcessEvent is the base of the process tree.
 type ProcessEvent struct{ Base }
@@ -557,12 +556,12 @@ type HumanWorkRequestEvent struct {
 // ProgramWorkRequestEvent asks a program for work (fields unconfirmed).
 type ProgramWorkRequestEvent struct{ WorkRequestEvent }
 
-// Timeouts of waits (This SDK, D9). They are not part of the reference:
+// Timeouts of waits. They are not part of the reference:
 // when a HITL, AITL or BITL wait carries a timeout and it expires, the
 // dispatcher publishes one of these into the waiting run, so a step can
 // handle it. They are pure control events: no user interface shows them.
 
-// WaitTimeoutEvent is the base of this SDK's wait timeouts (D9).
+// WaitTimeoutEvent is the base of this SDK's wait timeouts.
 type WaitTimeoutEvent struct {
 	ControlEvent
 	RequestEventID string  `json:"request_event_id" event:"required"`
@@ -570,15 +569,15 @@ type WaitTimeoutEvent struct {
 }
 
 // HumanInTheLoopTimeoutEvent reports that a human did not answer the
-// HITL request RequestEventID in time (this SDK, D9).
+// HITL request RequestEventID in time.
 type HumanInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 
 // AgentInTheLoopTimeoutEvent reports that a delegate did not answer the
-// AITL request RequestEventID in time (this SDK, D9).
+// AITL request RequestEventID in time.
 type AgentInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 
 // BotInTheLoopTimeoutEvent reports that nobody answered the BITL request
-// RequestEventID in time (this SDK, D9).
+// RequestEventID in time.
 type BotInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 
 func (e *HumanInTheLoopRequestEvent) validateFields() error {
@@ -703,7 +702,7 @@ func registerCatalogue() {
 }
 
 // BlockMessages decodes Blocks as lists of chat messages. Items that older
-// producers wrote as text (wire.md §1.3 item 14) are an error here; they
+// producers wrote as text are an error here; they
 // stay readable raw in Blocks.
 func (e *ComposeContextEvent) BlockMessages() ([][]ChatMessage, error) {
 	out := make([][]ChatMessage, len(e.Blocks))

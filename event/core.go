@@ -2,7 +2,7 @@ package event
 
 import "encoding/json"
 
-// The category bases (wire.md §7.3).
+// The category bases.
 
 // ControlEvent is the base of events that drive a run; they travel over
 // JetStream.
@@ -20,7 +20,7 @@ type DisplayEvent struct {
 // DisplayEvent, and it is published on both subjects.
 type ControlAndDisplayEvent struct{ DisplayEvent }
 
-// Lifecycle (wire.md §7.5).
+// Lifecycle.
 
 // StartEvent starts a run.
 type StartEvent struct{ ControlAndDisplayEvent }
@@ -56,7 +56,7 @@ type ChunkEvent struct {
 	ModelName string `json:"model_name" event:"default=aihub"`
 }
 
-// Human in the loop (wire.md §7.5).
+// Human in the loop.
 
 // HITL types of HumanInTheLoopRequestEvent.HITLType.
 const (

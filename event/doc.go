@@ -18,7 +18,7 @@
 // depth in byte order, so ControlEvent comes before DisplayEvent. BaseEvent
 // is never listed.
 //
-// Marshal writes what the reference writes (wire.md §1.4): every declared
+// Marshal writes what the reference writes: every declared
 // field, null when unset, floats always with a fraction, unknown members
 // received with the event, then _event_name and _parent_event_names.
 // Unmarshal reads everything Python producers emit (spaced separators,
@@ -28,7 +28,8 @@
 // the received parent list, else *BaseEvent. An event decoded through that
 // fallback keeps its wire name, parents and unknown fields, answers the
 // category predicates (IsStop, IsControl, ...) from the received list, and
-// never triggers a step (IsFallback, D14).
+// never triggers a step (IsFallback). docs/compatibility.md in the
+// repository lists where reading differs from the Python platform.
 //
 // New builds an event with the reference's defaults applied and a fresh id
 // (NewID: 24 lower-hex characters, ObjectId-compatible, sortable by time);
@@ -40,7 +41,7 @@
 // value types such as ChatMessage. A *DecodeError names the event and the
 // field's path down to the list element (messages[1].blocks[0].text).
 //
-// Reading is lenient and producing strict (D13): a missing required field
+// Reading is lenient and producing strict: a missing required field
 // is not a decode error but is reported by Missing, and Validate checks an
 // event before it is produced. Struct tags declare what the reference
 // declares: `event:"required"` for a field without default and

@@ -11,7 +11,7 @@ import (
 // through a library type.
 type Base struct {
 	// EventID identifies the event; any string is accepted when reading,
-	// NewID's 24 lower-hex form is written (D12).
+	// NewID's 24 lower-hex form is written.
 	EventID string `json:"event_id"`
 	// CreatedAt is the creation time in nanoseconds since the Unix epoch.
 	// Readers must not assume the magnitude: tests use tiny values.
@@ -26,7 +26,7 @@ type meta struct {
 	parents  []string // received parent list of a fallback decode
 	fallback bool
 	extras   []extra  // unknown members, raw, in wire order
-	missing  []string // required fields absent on the wire (D13)
+	missing  []string // required fields absent on the wire
 	headers  map[string]string
 }
 
@@ -55,7 +55,7 @@ type BaseEvent struct{ Base }
 
 // Sentinel errors callers can branch on with errors.Is.
 var (
-	// ErrSyntax means the input is not JSON, even under the tolerances of wire.md §1.3.
+	// ErrSyntax means the input is not JSON, even read tolerantly.
 	ErrSyntax = errors.New("invalid JSON")
 	// ErrType means a JSON value cannot represent the declared Go field.
 	ErrType = errors.New("wrong JSON type")
@@ -67,7 +67,7 @@ var (
 	// requested type cannot hold.
 	ErrTypeMismatch = errors.New("event type mismatch")
 	// ErrInvalid means an event does not satisfy the reference's
-	// constraints for producing (D13).
+	// constraints for producing.
 	ErrInvalid = errors.New("invalid event")
 )
 
@@ -93,7 +93,7 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the cause, so errors.Is finds ErrSyntax, ErrType, ...
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// ValidationError reports why an event may not be produced (D13).
+// ValidationError reports why an event may not be produced.
 type ValidationError struct {
 	Event string // wire name
 	Field string // JSON name of the offending field
@@ -137,7 +137,7 @@ func Parents(e Event) []string {
 }
 
 // Has reports whether name is in Parents(e). Every category predicate is
-// such a membership test (wire.md §3.6).
+// such a membership test.
 func Has(e Event, name string) bool {
 	if m := e.EventBase().meta; m != nil && m.fallback {
 		return slices.Contains(m.parents, name)
@@ -150,13 +150,13 @@ func Has(e Event, name string) bool {
 }
 
 // IsFallback reports whether e was decoded through the ancestry fallback or
-// the last resort. Such an event never triggers a step (D14).
+// the last resort. Such an event never triggers a step.
 func IsFallback(e Event) bool {
 	m := e.EventBase().meta
 	return m != nil && m.fallback
 }
 
-// Missing returns the required fields that were absent on the wire (D13),
+// Missing returns the required fields that were absent on the wire,
 // as dotted JSON paths. It is empty for events built in Go.
 func Missing(e Event) []string {
 	if m := e.EventBase().meta; m != nil {
@@ -191,8 +191,8 @@ func ExtraKeys(e Event) []string {
 	return keys
 }
 
-// Headers returns the X-AIHub headers of the message that delivered e
-// (bus.md §5). They are untrusted client input and never serialized.
+// Headers returns the X-AIHub headers of the message that delivered e.
+// They are untrusted client input and never serialized.
 func Headers(e Event) map[string]string {
 	if m := e.EventBase().meta; m != nil {
 		return m.headers
@@ -236,7 +236,7 @@ func (m *meta) clone() *meta {
 	return &c
 }
 
-// Category and lifecycle predicates: membership tests on Parents (wire.md §3.6).
+// Category and lifecycle predicates: membership tests on Parents.
 
 // IsControl reports whether e is a control event.
 func IsControl(e Event) bool { return Has(e, "ControlEvent") }
@@ -289,7 +289,7 @@ func IsBITLRequest(e Event) bool { return Has(e, "BotInTheLoopRequestEvent") }
 // IsBITLResponse reports whether e is a bot-channel user's answer.
 func IsBITLResponse(e Event) bool { return Has(e, "BotInTheLoopResponseEvent") }
 
-// IsTimeout reports whether e is one of this SDK's wait timeouts (D9).
+// IsTimeout reports whether e is one of this SDK's wait timeouts.
 func IsTimeout(e Event) bool { return Has(e, "WaitTimeoutEvent") }
 
 // IsProcess reports whether e belongs to the process tree.

@@ -71,7 +71,7 @@ func ExampleUnmarshal_fallback() {
 	// Output: true GroundedAnswerEvent true true "42"
 }
 
-// Missing required fields are not decode errors (D13): they are reported,
+// Missing required fields are not decode errors: they are reported,
 // and Validate refuses to produce such an event.
 func ExampleMissing() {
 	e, _ := event.Unmarshal([]byte(`{"_event_name": "ExceptionEvent"}`))

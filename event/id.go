@@ -29,7 +29,7 @@ func init() {
 }
 
 // NewID returns a new event id: 24 lower-hex characters, unique across
-// processes and sortable by creation time to the millisecond (D12).
+// processes and sortable by creation time to the millisecond.
 func NewID() string {
 	ms := time.Now().UnixMilli()
 	ids.Lock()

@@ -3,7 +3,7 @@ package event
 import "strings"
 
 // LocaleString is a text in the platform's four locales. Every key is
-// always written; an empty locale is written as null (wire.md §4).
+// always written; an empty locale is written as null.
 type LocaleString struct {
 	De string
 	En string

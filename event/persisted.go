@@ -6,7 +6,7 @@ import (
 	"reflect"
 )
 
-// Persisted is the reference's persisted form of an event (wire.md §10):
+// Persisted is the reference's persisted form of an event:
 // the document of the agent_events collection, with EventData kept raw.
 // Its event_data carries no type tags; EventName and EventParents supply
 // them.

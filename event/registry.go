@@ -13,7 +13,7 @@ import (
 type Type struct {
 	Name    string       // the wire name (_event_name)
 	Go      reflect.Type // the struct type (not the pointer)
-	Parents []string     // _parent_event_names, self first (wire.md §3.3 order)
+	Parents []string     // _parent_event_names, self first, then deepest ancestors first
 
 	set     map[string]struct{} // Parents as a set
 	depth   int                 // longest path to BaseEvent
@@ -238,7 +238,7 @@ func register(gt reflect.Type, opts ...Option) error {
 }
 
 // fillsDisplay reports whether decode and Marshal fill display texts: true
-// for types under DisplayEvent or WorkEvent (wire.md §4).
+// for types under DisplayEvent or WorkEvent.
 func (t *Type) fillsDisplay() bool {
 	if t.Name == "DisplayEvent" || t.Name == "WorkEvent" {
 		return true

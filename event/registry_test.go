@@ -30,7 +30,7 @@ func chain(names ...any) []string {
 }
 
 // referenceParents is the reference's _parent_event_names of every core
-// type, self first (wire.md §3.4 table and §7 tree); order after the first
+// type, self first; order after the first
 // element is not significant.
 var referenceParents = map[string][]string{
 	"ControlEvent":              {"ControlEvent"},
@@ -143,7 +143,7 @@ var referenceParents = map[string][]string{
 	"HumanWorkRequestEvent":   {"HumanWorkRequestEvent", "WorkRequestEvent", "ProcessEvent"},
 	"ProgramWorkRequestEvent": {"ProgramWorkRequestEvent", "WorkRequestEvent", "ProcessEvent"},
 
-	// This SDK's wait timeouts (D9).
+	// This SDK's wait timeouts.
 	"WaitTimeoutEvent":           {"WaitTimeoutEvent", "ControlEvent"},
 	"HumanInTheLoopTimeoutEvent": {"HumanInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
 	"AgentInTheLoopTimeoutEvent": {"AgentInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
@@ -183,7 +183,7 @@ func TestParentChains(t *testing.T) {
 	}
 }
 
-// TestParentOrder checks this SDK's order (wire.md §3.4): deepest first,
+// TestParentOrder checks this SDK's order: deepest first,
 // ties in byte order, so ControlEvent precedes DisplayEvent.
 func TestParentOrder(t *testing.T) {
 	rows := map[string][]string{

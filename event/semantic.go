@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Semantic events (wire.md §7.5): data only. Their OpenInference
+// Semantic events: data only. Their OpenInference
 // attributes belong to package semantic.
 
 // LLMEvent records one interaction with a language model.
@@ -143,7 +143,7 @@ type SensitiveInfoRejectEvent struct {
 	CleanedAnswer string `json:"cleaned_answer" event:"required"`
 }
 
-// Message is a message of an LLMEvent (wire.md §8.3). Its computed content,
+// Message is a message of an LLMEvent. Its computed content,
 // the concatenated text contents, is written and ignored when read.
 type Message struct {
 	Role                      string                       `json:"role" event:"required"`
@@ -272,7 +272,7 @@ func (c *MessageContent) encodeLax(e *encoder) error {
 	return nil
 }
 
-// IngestedNode is a retrieved document node (wire.md §8.4). Its computed
+// IngestedNode is a retrieved document node. Its computed
 // citation_id is written and ignored when read.
 type IngestedNode struct {
 	Source           string                     `json:"source"`

@@ -14,7 +14,7 @@ import (
 // pyInt is an integer too large for int64, compared by its digits.
 type pyInt string
 
-// pyParse reads JSON the way Python's json.loads does (wire.md §1.1): a
+// pyParse reads JSON the way Python's json.loads does: a
 // number token with '.', 'e' or 'E' (or NaN/Infinity) is a float64, any
 // other number an int64, so int and float are different types.
 func pyParse(t *testing.T, data []byte) any {
@@ -81,7 +81,7 @@ func (d *decoder) pyValue() (any, error) {
 
 // normParents rewrites every _parent_event_names list to its first element
 // followed by the others sorted, so lists compare as "same first element,
-// same set" (wire.md §1.1).
+// same set".
 func normParents(v any) any {
 	switch x := v.(type) {
 	case map[string]any:

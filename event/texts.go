@@ -10,7 +10,7 @@ func tx(name, description LocaleString) [2]LocaleString { return [2]LocaleString
 
 // texts holds the default display texts of the library's display events,
 // taken from the reference's i18n/translations/lib/events.{de,en,fr,it}.yml
-// (one version; these texts are versioned data, wire.md §4). Types without
+// (one version; these texts are versioned data). Types without
 // an entry inherit their parent's texts, as Python class variables do.
 var texts = map[string][2]LocaleString{
 	"DisplayEvent": tx(

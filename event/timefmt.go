@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// ParseTime reads a datetime in either form the reference writes
-// (wire.md §1.3): Python's str(datetime), "2026-08-11 12:00:00+00:00"
+// ParseTime reads a datetime in either form the reference writes:
+// Python's str(datetime), "2026-08-11 12:00:00+00:00"
 // (optionally with .ffffff, optionally without offset, read as UTC), and
 // ISO 8601, "2026-08-11T12:00:00Z" or with an offset.
 func ParseTime(s string) (time.Time, error) {
@@ -29,7 +29,7 @@ var timeLayouts = []string{
 }
 
 // FormatTime writes t as Python's str(datetime) of an aware datetime:
-// "YYYY-MM-DD HH:MM:SS[.ffffff]+HH:MM" (wire.md §1.4).
+// "YYYY-MM-DD HH:MM:SS[.ffffff]+HH:MM".
 func FormatTime(t time.Time) string {
 	if t.Nanosecond()/1000 != 0 {
 		return t.Format("2006-01-02 15:04:05.000000-07:00")

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// UserIdentity is the user an event acts for (wire.md §8.1).
+// UserIdentity is the user an event acts for.
 type UserIdentity struct {
 	ID                 string          `json:"id" event:"required"`
 	Name               string          `json:"name" event:"required"`
@@ -15,7 +15,7 @@ type UserIdentity struct {
 	Roles              []string        `json:"roles" event:"required"`
 	ActingWithinTenant *TenantIdentity `json:"acting_within_tenant"`
 	// IsSysAdmin is written only when set: its declaration in the
-	// reference is unconfirmed (wire.md §8.1).
+	// reference is unconfirmed.
 	IsSysAdmin *bool `json:"is_sys_admin,omitempty"`
 }
 
@@ -26,7 +26,7 @@ type TenantIdentity struct {
 	AccessRules []string `json:"access_rules" event:"required"`
 }
 
-// UserUploadedFile describes a file a user attached to a message (wire.md §8.6).
+// UserUploadedFile describes a file a user attached to a message.
 type UserUploadedFile struct {
 	Filename string `json:"filename" event:"required"`
 	FileType string `json:"file_type" event:"required"`
@@ -50,7 +50,7 @@ type KnowledgeReference struct {
 }
 
 // Topic is the reference's PartialAgentTopic / AgentInstanceTopic: where an
-// answer must be sent (wire.md §8.5). Unset parts are null.
+// answer must be sent. Unset parts are null.
 type Topic struct {
 	AgentClass *string `json:"agent_class"`
 	AgentID    *string `json:"agent_id"`
@@ -101,7 +101,7 @@ func (b *Bytes) encodeLax(e *encoder) error {
 	return nil
 }
 
-// ChatMessage is llama-index's ChatMessage (wire.md §8.2): a role and a list
+// ChatMessage is llama-index's ChatMessage: a role and a list
 // of content blocks. Reading also accepts the legacy {"role","content"}
 // form; writing always uses blocks and never content.
 type ChatMessage struct {

@@ -159,7 +159,7 @@ const (
 )
 
 // Unmarshal decodes an event the way the reference's
-// BaseEvent.deserialize_event does (wire.md §5), leniently (D13): the exact
+// BaseEvent.deserialize_event does, leniently: the exact
 // registered name wins; an unknown name falls back to the first registered
 // name of its parent list (ControlEvent or DisplayEvent become
 // ControlAndDisplayEvent when the list names both), keeping the received
@@ -384,7 +384,7 @@ func (d *decoder) eventAs(want reflect.Type, top bool) (Event, error) {
 	} else {
 		// Fallback by ancestry: the registered names of the received list,
 		// in list order; a candidate that fails to decode gives way to the
-		// next one, and BaseEvent is the last resort (wire.md §5.2).
+		// next one, and BaseEvent is the last resort.
 		path, depth := len(d.path), d.depth
 		var firstErr error
 		if parentsList {
@@ -509,7 +509,7 @@ func isNullAt(data []byte, entries []entry, key string) bool {
 	return false
 }
 
-// fillDisplay replaces nil display texts by the type's defaults (wire.md §4).
+// fillDisplay replaces nil display texts by the type's defaults.
 func fillDisplay(t *Type, v reflect.Value, texts *displayTexts) {
 	p := t.plan
 	if p.displayName >= 0 {
@@ -611,7 +611,7 @@ func (d *decoder) anyValue() (any, error) {
 	}
 }
 
-// Validate checks that e may be produced (D13): it has an event_id and a
+// Validate checks that e may be produced: it has an event_id and a
 // created_at, no required field was missing on the wire, required pointer,
 // slice, map and interface fields are set, and the type's own constraints
 // hold (literal sets, patterns). The error is a *ValidationError.

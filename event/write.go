@@ -7,7 +7,7 @@ import (
 )
 
 // encoder appends JSON to buf. It never escapes HTML characters and writes
-// UTF-8 as is (wire.md §1.4); invalid UTF-8 becomes U+FFFD.
+// UTF-8 as is; invalid UTF-8 becomes U+FFFD.
 type encoder struct {
 	buf []byte
 }

@@ -20,8 +20,7 @@ import (
 // display ids.
 var objectID = regexp.MustCompile(`^[a-f0-9]{24}$`)
 
-// frameworkFields are filled by the gateway; a client cannot set them
-// (bus.md §8.3).
+// frameworkFields are filled by the gateway; a client cannot set them.
 var frameworkFields = []string{
 	"event_id", "created_at", "user", "locale", "display_name", "display_description",
 	"agent_config", "_event_name", "_parent_event_names", "_aihub_headers",
@@ -121,7 +120,7 @@ func (g *Gateway) locale(r *http.Request) string {
 	return g.cfg.Locale
 }
 
-// aihubHeaders copies the request's X-AIHub-* headers (bus.md §5).
+// aihubHeaders copies the request's X-AIHub-* headers.
 func aihubHeaders(r *http.Request) bus.Header {
 	var h bus.Header
 	for k, vs := range r.Header {
@@ -147,7 +146,7 @@ type delivery struct {
 	watch string
 }
 
-// serveAgent serves the discovered endpoints of bus.md §8.3.
+// serveAgent serves the agent endpoints the gateway builds from discovery.
 func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool) {
 	user, ok := g.authenticate(w, r)
 	if !ok {
@@ -181,7 +180,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 }
 
 // startDelivery builds a start event as StartEvent.from_raw_data does
-// (wire.md §6) and checks the caller's access to the thread.
+// and checks the caller's access to the thread.
 func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, class *Class, id string, spec event.EventSpecs) (*delivery, error) {
 	thread, display, body, err := g.readRequest(w, r)
 	if err != nil {
@@ -213,7 +212,7 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 }
 
 // enterThread creates thread with user as its member, or checks that user
-// is a member of the existing thread (bus.md §10.7).
+// is a member of the existing thread.
 func (g *Gateway) enterThread(ctx context.Context, thread string, user *event.UserIdentity) error {
 	created, err := g.threads.Create(ctx, thread, user.ID)
 	if err != nil {
@@ -248,7 +247,7 @@ type hitlTopic struct {
 }
 
 // responseDelivery builds a HITL response and routes it by the embedded
-// request's topic (bus.md §9.1 step 5), after checking the caller belongs to
+// request's topic, after checking the caller belongs to
 // the thread. As in the reference, the topic may name another agent of the
 // thread than the URL (an AITL delegate's question); the thread and the
 // response event's name must match.

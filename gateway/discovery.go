@@ -166,7 +166,7 @@ func (g *Gateway) Discover(ctx context.Context, want ...string) ([]string, error
 		_ = sub.Unsubscribe()
 	}()
 
-	// A bare BaseEvent subclass without fields (bus.md §8.2).
+	// A bare BaseEvent subclass without fields.
 	data, err := event.Marshal(event.Stamp(&event.ClassDiscoveryRequestEvent{}))
 	if err != nil {
 		return nil, fmt.Errorf("gateway: discovery: encode request: %w", err)

@@ -1,7 +1,7 @@
 // Package gateway is an HTTP gateway for agents of the Swiss AI Agent
 // Protocol: it turns REST and OpenAI-style requests into protocol events on
 // NATS and streams the agents' answers back, as the reference platform's API
-// gateway does (spec bus.md §8.3, §10).
+// gateway does.
 //
 // A Gateway is an http.Handler. It learns which agent classes exist by
 // discovery: every DiscoveryPeriod it publishes a ClassDiscoveryRequestEvent
@@ -27,7 +27,7 @@
 //     error with its http_status_code.
 //
 // The terminal event is a stop of the addressed agent's run, or an
-// exception or HITL request of any agent in the thread (bus.md §10.4).
+// exception or HITL request of any agent in the thread.
 // Unlike the reference, every wait is bounded by Config.Timeout.
 //
 // Thread and display ids come from the query (thread_id, display_id; 24

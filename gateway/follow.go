@@ -113,7 +113,7 @@ func (g *Gateway) follow(ctx context.Context, w *watch, p primary, onEvent func(
 	}
 }
 
-// classify decodes m and decides whether it ends the wait (bus.md §10.4): a
+// classify decodes m and decides whether it ends the wait: a
 // stop of the primary agent's run, an exception of any agent, a HITL request
 // of any agent.
 func (g *Gateway) classify(m *bus.Msg, p primary) (*seen, bool) {

@@ -58,8 +58,8 @@ func (m chatMessage) text() string {
 	return b.String()
 }
 
-// chatMessage converts the message to the library's ChatMessage (wire.md
-// §8.2), which the event codec then writes.
+// chatMessage converts the message to the library's ChatMessage, which the
+// event codec then writes.
 func (m chatMessage) chatMessage() event.ChatMessage {
 	blocks := []event.Block{}
 	var s string
@@ -89,7 +89,7 @@ type openRequest struct {
 
 // openRequests remembers, per thread, the HITL input or chat request that
 // ended the last chat completion, so the next user message answers it (the
-// reference's chat flow, bus.md §9.1 step 4).
+// reference's chat flow).
 type openRequests struct {
 	mu sync.Mutex
 	m  map[string]openRequest

@@ -26,7 +26,7 @@ func (v *validator) where(s *Step) string {
 // paramLabel renders a parameter like the reference: "arg1: A | B".
 func paramLabel(p Param) string { return p.Name + ": " + p.typeString() }
 
-// inputs flags inputs that can never trigger: terminal events (D4) and
+// inputs flags inputs that can never trigger: terminal events and
 // events that are not control events.
 func (v *validator) inputs(steps []*Step) {
 	for _, s := range steps {
@@ -42,7 +42,7 @@ func (v *validator) inputs(steps []*Step) {
 					case isStop(n) || isA(n, nameException):
 						v.add(Problem{Check: CheckStopInput, Step: s.name,
 							Message: fmt.Sprintf("%s %s takes '%s', a terminal event: the run ends when it arrives, so the %s could never run on it", who, v.where(s), paramLabel(p), what),
-							Hint:    "nothing may follow a StopEvent or ExceptionEvent (D4); react before the end, e.g. in the step that emits it"})
+							Hint:    "nothing may follow a StopEvent or ExceptionEvent; react before the end, e.g. in the step that emits it"})
 					case !isA(n, nameControl):
 						v.add(Problem{Check: CheckDisplayInput, Step: s.name,
 							Message: fmt.Sprintf("%s %s takes '%s', which is not a control event, so it is never stored and never triggers a step", who, v.where(s), paramLabel(p)),
@@ -98,7 +98,7 @@ func (v *validator) producers(steps []*Step) {
 // reachability runs the event flow forward from the start events: a step
 // becomes reachable when each of its required inputs (its precondition's
 // included) can exist; its outputs then exist, and a request makes its
-// family's responses and timeouts possible (D6). It returns the steps the
+// family's responses and timeouts possible. It returns the steps the
 // termination check should skip: those reported unreachable or whose inputs
 // were already reported.
 func (v *validator) reachability(steps []*Step) map[string]bool {

@@ -20,7 +20,7 @@ type Context interface {
 	// Run identifies the run this execution belongs to.
 	Run() Run
 	// RunState is the run context: deleted when the run ends (namespaced by
-	// agent class and run, D5).
+	// agent class and run).
 	RunState() State
 	// ThreadState is the thread context: it outlives the run and is shared
 	// by every run of the thread (namespaced by agent class and thread).

@@ -3,14 +3,13 @@
 //
 // A step is a plain Go function or method whose signature says what it
 // consumes and produces. Its first parameter is a Context; every further
-// parameter is an input whose Go type says how events bind to it
-// (spec/dispatch.md §7):
+// parameter is an input whose Go type says how events bind to it:
 //
 //	q *Question                    one Question, required: the trigger if it is one, else the latest
 //	h step.Maybe[*Hint]            optional: the step runs without it (h.OK == false)
 //	rs []*Result                   every Result so far, in arrival order; at least one
 //	rs step.Maybe[[]*Result]       every Result so far, possibly none; never blocks
-//	ws [2]*Work                    exactly two Works: ready when the second arrives, never again (D3)
+//	ws [2]*Work                    exactly two Works: ready when the second arrives, never again
 //	x step.Either[*A, *B]          an A or a B (step.Either3 for three types)
 //
 // Unions combine with the other kinds: step.Maybe[step.Either[*A, *B]] and
@@ -44,7 +43,7 @@
 // panic in a step or precondition is recovered into a *PanicError and
 // treated like any other error.
 //
-// NewWorkflow validates the whole set at once (spec/dispatch.md D6) and
+// NewWorkflow validates the whole set at once and
 // reports every problem in a *ValidationError, each with a hint: invalid
 // signatures and unregistered types, duplicate names, required inputs that
 // nothing produces and that cannot come from outside, no step taking a start
@@ -52,7 +51,8 @@
 // StopEvent is reachable, and cycles without MaxExecutions or Loop. A valid
 // Workflow answers the dispatcher's questions (Candidates, in the
 // reference's alphabetical order) and exports its graph for discovery
-// (Graph, the network_graph of spec/bus.md §8.2) and for people (Mermaid).
+// (Graph, the network_graph of the discovery answer) and for people
+// (Mermaid).
 // NewPartialWorkflow skips the checks that need a whole agent, for tests of
 // fragments whose inputs the test publishes itself.
 package step

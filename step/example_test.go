@@ -108,7 +108,7 @@ func ExampleNewWorkflow() {
 
 // Fan-out and fan-in: one step returns a list of events, published in
 // order; the aggregating step takes a Go array, so it runs exactly once,
-// when the second Work has arrived (D3).
+// when the second Work has arrived.
 func ExampleNew_fanOutFanIn() {
 	split := func(ctx step.Context, q *Condensed) ([]*Work, error) {
 		return []*Work{{Part: 1}, {Part: 2}}, nil
@@ -178,7 +178,7 @@ func ExampleValidationError() {
 	// Output:
 	// RAGAgent cannot run:
 	// - step RAGAgent.AfterEnd takes 'arg1: Answered', a terminal event: the run ends when it arrives, so the step could never run on it
-	//   hint: nothing may follow a StopEvent or ExceptionEvent (D4); react before the end, e.g. in the step that emits it
+	//   hint: nothing may follow a StopEvent or ExceptionEvent; react before the end, e.g. in the step that emits it
 	// - RAGAgent.Answer waits for 'arg1: Condensed', but no step on RAGAgent produces it, so the run would stall there
 	//   hint: return Condensed from some step, or make the input optional with step.Maybe
 	// - RAGAgent.Retrieve waits for 'arg1: Condensed', but no step on RAGAgent produces it, so the run would stall there
@@ -188,7 +188,7 @@ func ExampleValidationError() {
 	// 4 problems; the first is a stop-input problem
 }
 
-// The graph discovery publishes (network_graph, spec/bus.md §8.2): a Start
+// The graph discovery publishes (network_graph): a Start
 // and an End node around the steps, and one link per event flowing between
 // them, with the fields the event type declares.
 func ExampleWorkflow_Graph() {

@@ -11,7 +11,7 @@ import (
 )
 
 // Graph is the workflow visualisation of discovery: it marshals to the
-// network_graph object of spec/bus.md §8.2 (the networkx node-link form the
+// network_graph object of the discovery answer (the networkx node-link form the
 // reference produces).
 type Graph struct {
 	Directed   bool           `json:"directed"`

@@ -91,7 +91,7 @@ func isNil(e event.Event) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// Kind is how a parameter binds events (spec/dispatch.md §7).
+// Kind is how a parameter binds events.
 type Kind int
 
 // The parameter kinds.
@@ -100,7 +100,7 @@ const (
 	Optional                 // one event or none; never blocks
 	List                     // every matching event in arrival order; at least one
 	OptionalList             // every matching event, possibly none; never blocks
-	Fixed                    // exactly Size events (D3)
+	Fixed                    // exactly Size events
 )
 
 var kindNames = [...]string{"Single", "Optional", "List", "OptionalList", "Fixed"}

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Check names one validation rule (spec/dispatch.md D6), so callers and
+// Check names one validation rule, so callers and
 // tests can tell problems apart without parsing messages.
 type Check string
 
@@ -17,7 +17,7 @@ const (
 	CheckDuplicate    Check = "duplicate"     // two steps share a name
 	CheckNoProducer   Check = "no-producer"   // a required input nobody produces and that cannot come from outside
 	CheckNoStart      Check = "no-start"      // no step consumes a start event
-	CheckStopInput    Check = "stop-input"    // a step takes a StopEvent or ExceptionEvent (D4)
+	CheckStopInput    Check = "stop-input"    // a step takes a StopEvent or ExceptionEvent
 	CheckDisplayInput Check = "display-input" // a step takes an event that is not a control event, so it never fires
 	CheckUnreachable  Check = "unreachable"   // no chain of events from a start event reaches the step
 	CheckNoStop       Check = "no-stop"       // no StopEvent is reachable from the step

@@ -21,7 +21,7 @@ type Workflow struct {
 }
 
 // NewWorkflow validates the steps of an agent class and returns the
-// workflow. Every problem found (spec/dispatch.md D6) is reported at once in
+// workflow. Every problem found is reported at once in
 // a *ValidationError, each with a hint; the workflow is nil then.
 func NewWorkflow(class string, steps ...*Step) (*Workflow, error) {
 	return build(class, steps, false)
@@ -146,7 +146,7 @@ func (w *Workflow) Steps() []*Step { return w.steps }
 func (w *Workflow) Step(name string) *Step { return w.byName[name] }
 
 // Candidates returns the steps that take the event name as an input (exact
-// name, spec/dispatch.md §3), alphabetically; nil if none. Events only a
+// name), alphabetically; nil if none. Events only a
 // precondition reads are not included.
 func (w *Workflow) Candidates(name string) []*Step { return w.candidates[name] }
 

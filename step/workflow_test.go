@@ -158,7 +158,7 @@ func TestValidationStopInput(t *testing.T) {
 	if p.Message != "step Test.after takes 'arg1: Done', a terminal event: the run ends when it arrives, so the step could never run on it" {
 		t.Errorf("message = %q", p.Message)
 	}
-	if p.Hint != "nothing may follow a StopEvent or ExceptionEvent (D4); react before the end, e.g. in the step that emits it" {
+	if p.Hint != "nothing may follow a StopEvent or ExceptionEvent; react before the end, e.g. in the step that emits it" {
 		t.Errorf("hint = %q", p.Hint)
 	}
 }
@@ -298,7 +298,7 @@ func TestWorkflowClassName(t *testing.T) {
 }
 
 func TestValidationAgentInTheLoop(t *testing.T) {
-	// spec/dispatch.md scenario 39 with a D9 timeout: the delegation's
+	// Agent-in-the-loop delegation with a wait timeout: the delegation's
 	// answers, its exception and its timeout arrive from outside once the
 	// request was emitted.
 	delegate := named(func(step.Context, *event.UserMessageEvent) (*event.AgentInTheLoopRequestEvent, error) {

@@ -11,7 +11,7 @@ const (
 )
 
 // UserAgent is the pseudo-class under which the gateway echoes a user's own
-// display events; no agent class backs it (spec/bus.md §1.8).
+// display events; no agent class backs it.
 const UserAgent = "UserAgent"
 
 const agentRoot = "agent"
@@ -38,7 +38,7 @@ func (a Agent) tokens() [8]string {
 }
 
 // Subject returns the subject to publish a on. Every token is required and
-// must be valid (D12); Type must be Control or Display. The error is a
+// must be valid; Type must be Control or Display. The error is a
 // *TokenError naming the first bad token.
 func (a Agent) Subject() (string, error) {
 	t := a.tokens()
@@ -99,8 +99,8 @@ func ParseAgent(subject string) (Agent, error) {
 	}, nil
 }
 
-// UserEcho addresses the gateway's echo of a user's own display event
-// (spec/bus.md §1.8): class UserAgent, the user id as agent_id.
+// UserEcho addresses the gateway's echo of a user's own display event:
+// class UserAgent, the user id as agent_id.
 func UserEcho(userID, thread, display, run, name, eventID string) Agent {
 	return Agent{Class: UserAgent, ID: userID, Thread: thread, Display: display, Run: run,
 		Type: Display, Name: name, EventID: eventID}

@@ -1,5 +1,5 @@
 // Package topic builds, parses and validates the subjects of the Swiss AI
-// Agent Protocol (spec/bus.md §1).
+// Agent Protocol.
 //
 // There are four grammars, each a struct whose Subject method builds the
 // subject and whose Parse function reads one back:
@@ -9,7 +9,7 @@
 //	aihub.rpc.<service>.<entity_type>.<entity_class>.<entity_id>                               RPC
 //	class_discovery.<agent|process>.<class|*>.*.<request|response>.<call_id>                  Discovery
 //
-// Building validates every token (D12): it must be non-empty and hold no
+// Building validates every token: it must be non-empty and hold no
 // '.', '*', '>', whitespace or control character, so a user id with a dot
 // can never corrupt a subject. A rejected token is reported as a
 // *TokenError that names the token by its grammar name ("thread_id") and

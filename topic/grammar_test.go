@@ -87,7 +87,7 @@ func discoveryOf(v []string) Discovery { return Discovery{v[0], v[1], v[2], v[3]
 // symbols, format characters and the punctuation ids use.
 var validRunes = []rune("abcxyzABCXYZ0189-_:#@/+~$%&=!?'\"()[]{}|,;éßΩжλ日本語한🙂ǅ\u00ad\u0301\u200b\ufffd")
 
-// invalidRunes are the characters D12 rejects; utf8.RuneError stands for a
+// invalidRunes are the characters a token may not hold; utf8.RuneError stands for a
 // lone invalid byte (0xff).
 var invalidRunes = []rune{'.', '*', '>', ' ', '\t', '\n', '\r', '\v', '\f', 0, 0x1b, 0x7f,
 	0x80, 0x85, 0x9f, 0xa0, 0x1680, 0x2003, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, utf8.RuneError}

@@ -11,7 +11,7 @@ const (
 
 // AnyProcessID is the process id the reference publishes when it does not
 // know the process (the agent delegator, class-level publishes): a literal
-// "*" token that Process.Subject accepts in ID (spec/bus.md §1.3, §1.4).
+// "*" token that Process.Subject accepts in ID.
 const AnyProcessID = Wildcard
 
 const processRoot = "process"
@@ -35,7 +35,7 @@ func (p Process) tokens() [6]string {
 }
 
 // Subject returns the subject to publish p on. Every token is required and
-// must be valid (D12), except that ID may be AnyProcessID; Type must be
+// must be valid, except that ID may be AnyProcessID; Type must be
 // Work or WorkRequest. The error is a *TokenError.
 func (p Process) Subject() (string, error) {
 	t := p.tokens()

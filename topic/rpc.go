@@ -28,7 +28,7 @@ func (r RPC) tokens() [4]string {
 }
 
 // Subject returns the subject to send the request to. Every token is
-// required and must be valid (D12). The error is a *TokenError.
+// required and must be valid. The error is a *TokenError.
 func (r RPC) Subject() (string, error) {
 	t := r.tokens()
 	for i, v := range t {

@@ -23,7 +23,7 @@ var ErrGrammar = errors.New("subject does not match the grammar")
 // that only need to know that a token was rejected.
 var ErrInvalidToken = errors.New("invalid subject token")
 
-// TokenError reports a subject token that violates D12: empty, or holding
+// TokenError reports an invalid subject token: empty, or holding
 // '.', '*', '>', whitespace, a control character or invalid UTF-8, or a
 // value outside a closed set (event types, discovery kinds).
 type TokenError struct {
@@ -111,7 +111,7 @@ func clip(s string) string {
 
 // ValidateToken reports whether value may be used as the subject token
 // called name (its grammar name, used in the error): non-empty, no '.',
-// '*', '>', whitespace, control characters or invalid UTF-8 (D12). The
+// '*', '>', whitespace, control characters or invalid UTF-8. The
 // error is a *TokenError.
 func ValidateToken(name, value string) error {
 	if e := checkToken(name, value); e != nil {

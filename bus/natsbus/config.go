@@ -31,7 +31,7 @@ type Retry struct {
 	Pause      time.Duration // between attempts
 }
 
-// DefaultRetry is the reference's policy (spec bus.md §4.2): 5 s per ack,
+// DefaultRetry is the reference's policy: 5 s per ack,
 // 10 attempts, 1 s pause.
 func DefaultRetry() Retry {
 	return Retry{AckTimeout: 5 * time.Second, Attempts: 10, Pause: time.Second}

@@ -6,7 +6,7 @@
 // contexts in one bucket (default "saap_state", entries expire 30 days after
 // their last write, as the reference's Redis keys) and thread contexts in a
 // second bucket without expiry (default "saap_state_threads"). Keys are
-// namespaced by agent class and run or thread (D5), and every name is
+// namespaced by agent class and run or thread, and every name is
 // escaped into a valid key token, so any string works as a class, run id,
 // step name or context key.
 //

@@ -7,7 +7,7 @@ import (
 
 // Key layout. Every name is escaped into one key token (see escape), so
 // dots, wildcards and Unicode in class names, run ids or keys can neither
-// break the layout nor reach another namespace (D5).
+// break the layout nor reach another namespace.
 //
 //	state bucket (TTL):
 //	  r.<class>.<run>.c.<step>.<claim>   claim: pending, or done + outcome

@@ -20,7 +20,7 @@ import (
 const (
 	DefaultBucket = "saap_state"
 	// DefaultTTL is the lifetime of run state and markers, as the
-	// reference's 30-day Redis expiries (spec dispatch.md §15).
+	// reference's 30-day Redis expiries.
 	DefaultTTL = 30 * 24 * time.Hour
 	// ThreadBucketSuffix is appended to Bucket to name the thread bucket.
 	ThreadBucketSuffix = "_threads"
@@ -32,7 +32,7 @@ const (
 type Config struct {
 	// Bucket holds claims, counters, markers and run contexts; default
 	// DefaultBucket. Agent classes may share a bucket: keys are namespaced
-	// by class (D5).
+	// by class.
 	Bucket string
 	// ThreadBucket holds thread contexts; default Bucket+ThreadBucketSuffix.
 	// It is a separate bucket because thread context has no TTL.

@@ -3,7 +3,7 @@
 // its step store and contexts in Redis.
 //
 // A run's state is three hashes under one hash tag, namespaced by agent
-// class and run id (D5): claims, execution counters and the run context.
+// class and run id: claims, execution counters and the run context.
 // Markers are a fourth hash that DeleteRun leaves alone, and each thread
 // context is a hash namespaced by class and thread id. Run state and markers
 // expire 30 days after their last write, as in the reference; thread

@@ -19,7 +19,7 @@ import (
 const (
 	DefaultPrefix = "saap:"
 	// DefaultTTL is the lifetime of run state and markers, as the
-	// reference's 30-day expiries (spec dispatch.md §15).
+	// reference's 30-day expiries.
 	DefaultTTL = 30 * 24 * time.Hour
 )
 
@@ -129,7 +129,7 @@ func seconds(d time.Duration) int64 {
 //	<prefix>{thread:<class>:<thread>}:ctx field <key> → thread-context value
 //
 // Class, run and thread ids are escaped (see escape) so that ':', '{' and
-// '}' in them can neither merge namespaces (D5) nor break the hash tag.
+// '}' in them can neither merge namespaces nor break the hash tag.
 func (s *Store) runKey(run dispatch.RunKey, part string) string {
 	return s.cfg.Prefix + "{run:" + escape(run.Class) + ":" + escape(run.Run) + "}:" + part
 }

@@ -484,7 +484,7 @@ func testConcurrentIncr(t *testing.T, s dispatch.Store, c string) {
 }
 
 func testNamespaces(t *testing.T, s dispatch.Store, c string) {
-	// Same run id, two classes (D5), and a thread whose id equals the run id.
+	// Same run id, two classes, and a thread whose id equals the run id.
 	a := dispatch.RunKey{Class: c + "A", Run: "shared"}
 	b := dispatch.RunKey{Class: c + "B", Run: "shared"}
 	th := dispatch.ThreadContext(a.Class, "shared")

@@ -2,14 +2,16 @@
 // user's message, then answers it, streaming a chunk and ending the run.
 // main_test.go tests it with agenttest. Run it with `go run
 // ./examples/tutorial` (embedded NATS; NATS_URL joins a server) and stop it
-// with Ctrl-C.
+// with Ctrl-C or SIGTERM.
 package main
 
 import (
 	"context"
+	"log"
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
@@ -57,9 +59,11 @@ func (Greeter) Reply(ctx step.Context, c *Cleaned) (*Greeted, error) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C or SIGTERM (what Kubernetes and systemd send) cancels ctx; Run
+	// then finishes the events in hand, hands the rest back and returns nil.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := agent.Run(ctx, Greeter{}, agent.Standalone()); err != nil { // embedded NATS unless NATS_URL is set
-		panic(err)
+		log.Fatal(err)
 	}
 }
