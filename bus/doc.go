@@ -3,11 +3,12 @@
 // natsbus (a real server; the embedded one by default) and memory (in
 // process, optionally driven step by step from a test).
 //
-// The protocol's two tiers map onto the interfaces:
-// control events are stored with StreamPublisher.PublishStream (msg id =
-// event_id) and consumed by durable consumers (Streams.Consume) that
-// acknowledge after handling; display events go over core NATS
-// (Publisher, Subscriber). PublishEvent does that routing for an event:
+// The protocol's two tiers map onto the interfaces: control events are
+// stored with StreamPublisher.PublishStream (msg id = event_id, so the
+// stream drops a re-published copy) and consumed by durable consumers
+// (Streams.Consume) that acknowledge after handling (docs/durability.md in
+// the repository); display events go over core NATS (Publisher,
+// Subscriber). PublishEvent does that routing for an event:
 //
 //	ack, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "RAGAgent", ID: "wiki",
 //		Thread: thread, Display: display, Run: run}, stop, nil)
