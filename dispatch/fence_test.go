@@ -126,3 +126,34 @@ func TestProcessRefusals(t *testing.T) {
 		t.Errorf("RecordIdentity over another identity: %v, want refused", err)
 	}
 }
+
+// AITL questions are fenced the same way, by request_event_id: the first of
+// a timeout and the delegate's answer wins, never both.
+func TestDelegationAnsweredOnce(t *testing.T) {
+	delegate := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.AgentInTheLoopRequestEvent, error) {
+		return &event.AgentInTheLoopRequestEvent{
+			StartEvent:      &event.StartEvent{},
+			OtherAgentTopic: &event.Topic{AgentClass: event.Str("Worker"), AgentID: event.Str("w")},
+		}, nil
+	}, step.Name("delegate"))
+	done := step.New(func(ctx step.Context, _ step.Either[*event.AgentInTheLoopResponseEvent, *event.AgentInTheLoopTimeoutEvent]) (*Out, error) {
+		return &Out{}, nil
+	}, step.Name("done"))
+	h := agenttest.New(t, partial(t, "Delegator", delegate, done))
+	res := h.Start(&event.StartEvent{})
+	ids := res.IDs("AgentInTheLoopRequestEvent")
+	if len(ids) != 1 {
+		t.Fatalf("%d AITL requests, want 1", len(ids))
+	}
+	unknown := &event.AgentInTheLoopResponseEvent{StopEvent: &event.StopEvent{}, RequestEventID: h.NewID()}
+	h.Send(res, unknown)
+	timeout := &event.AgentInTheLoopTimeoutEvent{}
+	timeout.RequestEventID = ids[0]
+	h.Send(res, timeout)
+	h.Send(res, &event.AgentInTheLoopResponseEvent{StopEvent: &event.StopEvent{}, RequestEventID: ids[0]})
+	agenttest.Equal(t, res.Steps(), []string{"delegate", "done"})
+	dead := res.DeadLetters()
+	if len(dead) != 2 || !strings.Contains(dead[0].Reason, "not a question") || !strings.Contains(dead[1].Reason, "answered already") {
+		t.Fatalf("dead letters %+v, want the unknown request and the late answer refused", dead)
+	}
+}
