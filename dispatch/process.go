@@ -184,8 +184,10 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 		if id == nil {
 			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
 		}
-	} else {
+	} else if term {
 		wg.Go(func() { rs.id, idErr = e.loadIdentity(ctx, run) })
+	} else {
+		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
 	}
 	if term {
 		_, rs.ended, termErr = e.store.Marker(ctx, run, MarkerTerminal)
