@@ -18,10 +18,11 @@ import (
 
 // Process handles one control event of the engine's class, delivered at
 // stream sequence seq with subject t, and returns once every step it started
-// has published its outputs or recorded its failure. An error means a
-// transient failure (store or bus): the caller
-// should have the event redelivered; handling it again is safe. Handle is
-// Process plus decoding and settling a delivery.
+// has published its outputs or recorded its failure. An error wrapping ErrRefused means the event does not belong in
+// the run its subject names (see ErrRefused): nothing was done, and it must
+// not be redelivered. Any other error means a transient failure (store or
+// bus): the caller should have the event redelivered; handling it again is
+// safe. Handle is Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
 	return e.process(ctx, t, ev, seq, nil)
 }
@@ -31,6 +32,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if ev == nil {
 		return errors.New("dispatch: Process(nil event)")
 	}
+	if t.Class != e.class {
+		return refuse("agent_class %q of subject %s is not the engine's class %s", t.Class, t, e.class)
+	}
 	if ev.EventBase().EventID == "" {
 		ev.EventBase().EventID = t.EventID
 	}
@@ -38,6 +42,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 
 	// Terminal events first, by parent chain, before any configuration.
 	if event.IsStop(ev) || event.IsException(ev) {
+		if err := e.fenceTerminal(ctx, run, t); err != nil {
+			return err
+		}
 		return e.teardown(ctx, run, ev)
 	}
 	r := e.cache.get(run)
@@ -51,31 +58,45 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if !event.IsFallback(ev) {
 		cands = e.w.Candidates(event.Name(ev))
 	}
+	// The run's identity (agent id and thread at its start) fences every
+	// event; it is read from the store only when this process does not know
+	// it yet. A StartEvent records it.
 	// Across replicas: nothing starts once a terminal event was published
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
+	start, answer := event.IsStart(ev), isAnswer(ev)
+	id := r.ident.Load()
+	term := start || answer || len(cands) > 0
 	var prev startSeq
-	if start := event.IsStart(ev); len(cands) > 0 || start {
-		var ended bool
-		var err error
-		if start {
-			// The start sequence is read alongside: two independent reads
-			// in one round trip's time.
-			var wg sync.WaitGroup
-			wg.Go(func() { prev.raw, prev.ok, prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
-			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
-			wg.Wait()
-		} else {
-			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+	var ended bool
+	var err error
+	if start || id == nil {
+		var rs runRead
+		if rs, err = e.readRun(ctx, run, t, start, id, term); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("dispatch: read terminal marker: %w", err)
-		} else if ended {
-			e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
-				"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
-			r.terminate()
-			return nil
+		id, prev, ended = rs.id, rs.prev, rs.ended
+	} else if term {
+		_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+	}
+	if id != nil {
+		r.ident.CompareAndSwap(nil, id)
+		if err := id.admit(t); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: read terminal marker: %w", err)
+	} else if ended {
+		e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
+			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		r.terminate()
+		return nil
+	}
+	if answer {
+		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {
+			return err
 		}
 	}
 	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
@@ -101,8 +122,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	// Steps and preconditions see a context that ends with the run.
-	sctx, cancel, id := r.track(ctx)
-	defer r.untrack(cancel, id)
+	sctx, cancel, actID := r.track(ctx)
+	defer r.untrack(cancel, actID)
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
 	}
@@ -133,12 +154,51 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	errs := make([]error, len(ready))
-	var wg sync.WaitGroup
+	var ex sync.WaitGroup
 	for i, p := range ready {
-		wg.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
+		ex.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
+	}
+	ex.Wait()
+	return errors.Join(errs...)
+}
+
+// runRead is what readRun found.
+type runRead struct {
+	id    *runIdentity // nil: none recorded
+	prev  startSeq
+	ended bool
+}
+
+// readRun reads, concurrently, what an event needs from the store when this
+// process does not know the run's identity or the event is a start: the
+// identity (a start records it unless known), a start's recorded start
+// sequence and, if term, the terminal marker. A cached run's other events
+// need none of it, so they do not pay for the goroutines.
+func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	rs := runRead{id: id}
+	var idErr, termErr error
+	var wg sync.WaitGroup
+	if start {
+		wg.Go(func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
+		if id == nil {
+			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+		}
+	} else if term {
+		wg.Go(func() { rs.id, idErr = e.loadIdentity(ctx, run) })
+	} else {
+		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
+	}
+	if term {
+		_, rs.ended, termErr = e.store.Marker(ctx, run, MarkerTerminal)
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if idErr != nil {
+		return rs, idErr
+	}
+	if termErr != nil {
+		return rs, fmt.Errorf("dispatch: read terminal marker: %w", termErr)
+	}
+	return rs, nil
 }
 
 // prepare resolves or loads the run's configuration, seeds the run context
@@ -167,6 +227,22 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 			raw, found, err = e.store.Get(ctx, sc, KeyAgentConfig)
 			if err != nil {
 				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
+			}
+			if found && r.ident.Load() == nil {
+				// A start on another replica may have recorded the identity
+				// since it was read; a run that has none was not started
+				// by this engine and is not entered.
+				id, err := e.loadIdentity(ctx, run)
+				if err != nil {
+					return nil, false, err
+				}
+				if id == nil {
+					return nil, false, refuse("run %s has no recorded identity (no start event recorded one)", t.Run)
+				}
+				r.ident.CompareAndSwap(nil, id)
+				if err := id.admit(t); err != nil {
+					return nil, false, err
+				}
 			}
 			if !found {
 				if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
@@ -311,6 +387,9 @@ func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
 	p.inputs = ids[:n:n]
 	sorted := append(ids[n:n], ids[:n]...)
 	p.b = bindingOf(e.class, snap.r.key.Run, s.Name(), sorted)
+	if id := snap.r.ident.Load(); id != nil {
+		p.b.secret = id.secret
+	}
 	return p
 }
 
@@ -444,6 +523,11 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			b.CreatedAt = now
 		}
 		e.completeTopic(o, t)
+		if isQuestion(o) {
+			if err := e.openQuestion(ctx, run, t, o); err != nil {
+				return err
+			}
+		}
 		ok, err := e.publish(ctx, r, t, o, s.Name())
 		if err != nil {
 			return err
@@ -488,6 +572,9 @@ func (e *Engine) complete(ctx context.Context, run RunKey, stepName, key string,
 func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, msg string) error {
 	e.log.ErrorContext(ctx, "dispatch: ending the run", "run_id", t.Run, "reason", msg)
 	b := bindingOf(e.class, t.Run, "", []string{trigger.EventBase().EventID})
+	if id := r.ident.Load(); id != nil {
+		b.secret = id.secret
+	}
 	exc := &event.ExceptionEvent{Message: msg}
 	exc.EventID = b.id("exception", 0)
 	_, err := e.publish(ctx, r, t, exc, "")
