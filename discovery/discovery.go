@@ -67,6 +67,7 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	if r.SupportedFeatures == nil {
 		r.SupportedFeatures = []event.ChatFeature{}
 	}
+	slices.Sort(r.SupportedFeatures) // the reference sends them sorted
 	if r.Form == nil {
 		r.Form = []json.RawMessage{}
 	}
@@ -94,7 +95,7 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	for _, n := range wf.StartEvents() {
 		if t, ok := event.Lookup(n); ok {
 			r.IsConversational = r.IsConversational || t.IsA("UserMessageEvent")
-			r.IsSchedulable = r.IsSchedulable || t.IsA("CronStartEvent") || t.IsA("ScheduledStartEvent")
+			r.IsSchedulable = r.IsSchedulable || t.IsA("CronStartEvent")
 		}
 	}
 
