@@ -14,6 +14,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
+	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -187,6 +188,14 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 		if err != nil {
 			return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
+		}
+	}
+
+	if r.o.discoverable {
+		// Announced once the consumer runs, so a gateway that routes to
+		// the class at once finds it taking events.
+		if err := discovery.Announce(ctx, b, r.discovery); err != nil {
+			r.log.Warn("agent: could not announce the class; gateways discover it at their next cycle", "error", err)
 		}
 	}
 
