@@ -68,12 +68,21 @@
 // the run with an ExceptionEvent that says "configuration is invalid" and
 // names the failing fields, never their values. With Standalone the runner
 // makes no RPC at all and every run gets the defaults: use it for local
-// development and for agents that run without the platform's API.
+// development and for agents that run without the platform's API. A runner
+// on its own embedded NATS server is standalone by itself (no platform can
+// reach that server), and SAAP_STANDALONE=1 makes any runner standalone
+// without a code change. When a runner joined to a real NATS server gets no
+// answer to the configuration request, the run's ExceptionEvent says so and
+// names these two remedies.
 //
 // The runner answers the gateway's class discovery with the class's events,
-// configuration schema and workflow graph; a Describer adds the display
-// name, description and icon. Discoverable(false) turns it off for internal
-// agents, which still consume their control events.
+// configuration schema, configuration form and workflow graph; a Describer
+// adds the display name, description and icon. It also announces the class
+// once, unsolicited, when it starts
+// (class_discovery.agent.<Class>.*.announce.<event_id>), so that a gateway
+// listening there need not wait for its next discovery cycle.
+// Discoverable(false) turns both off for internal agents, which still
+// consume their control events.
 //
 // # Scaling out
 //

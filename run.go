@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,7 +163,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
-	eng, err := r.engine(b, store)
+	eng, err := r.engine(b, store, r.standalone(info.Embedded))
 	if err != nil {
 		return err
 	}
@@ -376,11 +379,11 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
-func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
+func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool) (*dispatch.Engine, error) {
 	// A copy per Run: the Runner must not keep the bus (and through it
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
-	if r.o.standalone {
+	if standalone {
 		cfg.src = config.Standalone()
 	} else {
 		cfg.src = config.NewClient(b)
@@ -406,6 +409,28 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 }
 
 const tracerName = "github.com/saap-go/agent"
+
+// standalone says whether runs use the defaults instead of the config RPC:
+// by option, by SAAP_STANDALONE, or because the runner started its own
+// embedded server, which no platform can reach.
+func (r *Runner) standalone(embedded bool) bool {
+	switch {
+	case r.o.standalone:
+		return true
+	case envTrue(os.Getenv(EnvStandalone)):
+		r.log.Info("agent: standalone: runs use the default configuration", "env", EnvStandalone)
+		return true
+	case embedded:
+		r.log.Info("agent: standalone on the embedded NATS server: runs use the default configuration, no platform is asked")
+		return true
+	}
+	return false
+}
+
+func envTrue(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
 
 // driftedConsumer returns cfg with the AckWait, MaxDeliver and MaxAckPending
 // of the existing consumer, when one exists on a JetStream bus with the same
