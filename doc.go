@@ -36,6 +36,13 @@
 // server refuses to update is logged and used as it is). The class is the
 // agent's Class method (Classer), else its Go type name.
 //
+// Moving a class from the reference's Python runner to a Go runner needs no
+// manual step: the Python runner's consumer of the same name is a push
+// consumer, and the first Go runner to start replaces it by its pull
+// consumer starting right after the Python runner's acknowledged events, so
+// the events it handled are not replayed and none it left is skipped. The
+// runner logs the take-over. Stop the Python runners of the class first.
+//
 // Each control event is acknowledged only after it was handled (D1): every
 // step it started has published its outputs or recorded its failure. Long
 // steps send in-progress heartbeats, so they are not redelivered while they
