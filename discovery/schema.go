@@ -426,6 +426,9 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 		case defaults.IsValid():
 			if d, ok := defaultsJSON[f.name]; ok && !secret {
 				def = d
+				if fv, err := defaults.FieldByIndexErr(f.index); err == nil && f.typ == typeLocale {
+					def = localeJSON(fv.Interface().(event.LocaleString))
+				}
 			}
 			nullable = f.typ.Kind() == reflect.Pointer || f.typ.Kind() == reflect.Interface
 		case f.required:
@@ -493,15 +496,24 @@ func property(p *jsonschema.Schema, f fieldInfo, def json.RawMessage, nullable b
 
 func isNullSchema(s *jsonschema.Schema) bool { return s.Type == "null" }
 
-// isSecret reports whether a configuration field holds a secret.
+// isSecret reports whether a configuration field holds a secret: tagged
+// secret:"true", or named with the word password, secret or token, or
+// api_key / apikey. Counts such as max_tokens are not secrets.
 func isSecret(f fieldInfo) bool {
 	if f.secret {
 		return true
 	}
 	n := strings.ToLower(f.name)
-	for _, w := range []string{"password", "secret", "token", "api_key", "apikey"} {
-		if strings.Contains(n, w) {
+	if strings.Contains(n, "api_key") || strings.Contains(n, "apikey") {
+		return true
+	}
+	for w := range strings.FieldsFuncSeq(n, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch w {
+		case "password", "passwd", "secret", "token", "apikey":
 			return true
+		}
+		if strings.HasSuffix(w, "password") || strings.HasSuffix(w, "secret") {
+			return true // dbpassword, clientsecret
 		}
 	}
 	return false
@@ -532,4 +544,17 @@ func pyTitle(name string) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// localeJSON writes a LocaleString as it travels: the four locales, null
+// for an empty one.
+func localeJSON(l event.LocaleString) json.RawMessage {
+	text := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	data, _ := json.Marshal(object{{"de", text(l.De)}, {"en", text(l.En)}, {"fr", text(l.Fr)}, {"it", text(l.It)}})
+	return data
 }
