@@ -63,6 +63,9 @@ func configurableSchema(config any, title string, schedulable bool) (map[string]
 			t = t.Elem()
 		}
 		if t.Kind() == reflect.Struct {
+			if err := checkBaseClash(t); err != nil {
+				return nil, err
+			}
 			for _, f := range structFields(t) {
 				if ft, err := parseFormTag(t.FieldByIndex(f.index).Tag.Get("form")); err == nil && ft.skip {
 					skip[f.name] = true
@@ -154,4 +157,33 @@ func orderedMembers(raw json.RawMessage) ([]member, error) {
 		out = append(out, member{key, v})
 	}
 	return out, nil
+}
+
+// checkBaseClash refuses a configuration type with a field of a base
+// field's name whose type cannot hold what the platform stores there: the
+// profile's value would fail the runner's merge on every run.
+func checkBaseClash(t reflect.Type) error {
+	for _, f := range structFields(t) {
+		if !baseFieldNames[f.name] {
+			continue
+		}
+		ft := f.typ
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		ok := true
+		switch f.name {
+		case "agent_id", "icon":
+			ok = ft.Kind() == reflect.String
+		case "name", "description":
+			ok = ft == typeLocale || ft.Kind() == reflect.Interface
+		case "cron":
+			ok = ft.Kind() == reflect.Struct || ft.Kind() == reflect.Map || ft.Kind() == reflect.Interface
+		}
+		if !ok {
+			return fmt.Errorf("discovery: field %s of %v: every profile has a base field %q the platform fills (%v cannot hold it); give the field another JSON name",
+				f.name, t, f.name, f.typ)
+		}
+	}
+	return nil
 }

@@ -303,3 +303,22 @@ func defaultOf(t *testing.T, prop json.RawMessage) string {
 	}
 	return string(p["default"])
 }
+
+// A configuration field named like a base field must be able to hold what
+// the platform stores there.
+func TestBaseFieldClash(t *testing.T) {
+	type clash struct {
+		Name string `json:"name"`
+	}
+	if _, err := discovery.Build(cronWorkflow(t), discovery.Class{Config: clash{}}); err == nil || !strings.Contains(err.Error(), "field name") {
+		t.Errorf("Build with a string name field: %v, want an error naming the field", err)
+	}
+	type fine struct {
+		AgentID string             `json:"agent_id"`
+		Name    event.LocaleString `json:"name"`
+		Icon    string             `json:"icon"`
+	}
+	if _, err := discovery.Build(cronWorkflow(t), discovery.Class{Config: fine{}}); err != nil {
+		t.Errorf("Build with compatible base-named fields: %v", err)
+	}
+}
