@@ -322,3 +322,31 @@ func TestBaseFieldClash(t *testing.T) {
 		t.Errorf("Build with compatible base-named fields: %v", err)
 	}
 }
+
+func TestSecretNames(t *testing.T) {
+	type names struct {
+		AuthToken    string `json:"auth_token"`
+		AccessToken  string `json:"accesstoken"`
+		DBPassword   string `json:"db_password"`
+		ClientSecret string `json:"clientSecret"`
+		OpenAIAPIKey string `json:"openai_api_key"`
+		MaxTokens    int    `json:"max_tokens"`
+		Tokenizer    string `json:"tokenizer"`
+		SecretsPath  string `json:"secrets_path"`
+	}
+	raw, err := discovery.ConfigSchema(names{AuthToken: "x", AccessToken: "x", DBPassword: "x", ClientSecret: "x",
+		OpenAIAPIKey: "x", MaxTokens: 5, Tokenizer: "cl100k", SecretsPath: "/run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]map[string]any
+	if err := json.Unmarshal(raw["properties"], &p); err != nil {
+		t.Fatal(err)
+	}
+	for name, secret := range map[string]bool{"auth_token": true, "accesstoken": true, "db_password": true,
+		"clientSecret": true, "openai_api_key": true, "max_tokens": false, "tokenizer": false, "secrets_path": false} {
+		if got := p[name]["writeOnly"] == true; got != secret {
+			t.Errorf("%s: secret %v, want %v", name, got, secret)
+		}
+	}
+}

@@ -47,8 +47,9 @@ func Schema(t reflect.Type) (map[string]json.RawMessage, error) {
 //
 // Discovery responses are read by every client of the bus, so secrets must
 // not leak through defaults: a field tagged `secret:"true"`, or whose JSON
-// name contains "password", "secret", "token" or "api_key"/"apikey", gets
-// no default and is marked "writeOnly". (pydantic also writes "format":
+// name has a word ending in "password", "secret" or "token" ("auth_token",
+// "db_password"; not "max_tokens") or contains "api_key"/"apikey", gets no
+// default and is marked "writeOnly". (pydantic also writes "format":
 // "password" for a SecretStr, which some versions of the API's jambo
 // converter reject as an unknown format, so it is left out.)
 func ConfigSchema(defaults any) (map[string]json.RawMessage, error) {
@@ -512,8 +513,8 @@ func isSecret(f fieldInfo) bool {
 		case "password", "passwd", "secret", "token", "apikey":
 			return true
 		}
-		if strings.HasSuffix(w, "password") || strings.HasSuffix(w, "secret") {
-			return true // dbpassword, clientsecret
+		if strings.HasSuffix(w, "password") || strings.HasSuffix(w, "secret") || strings.HasSuffix(w, "token") {
+			return true // dbpassword, clientsecret, accesstoken
 		}
 	}
 	return false
