@@ -278,13 +278,9 @@ func formField(f fieldInfo, ft formTag, prefix string, value any) (object, error
 		if ft.max != nil {
 			rules = append(rules, "max:"+boundString(*ft.max))
 		}
-		var minFrac any
-		if t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
-			minFrac = 1 // show 0.2 as such, not rounded to an integer
-		}
 		e = append(e, object{{"disabled", false}, {"readonly", false}, {"placeholder", placeholder},
 			{"min", ft.min}, {"max", ft.max}, {"step", ft.step}, {"use_grouping", true},
-			{"min_fraction_digits", minFrac}, {"max_fraction_digits", nil}, {"locale", nil}, {"mode", nil},
+			{"min_fraction_digits", nil}, {"max_fraction_digits", nil}, {"locale", nil}, {"mode", nil},
 			{"currency", nil}, {"prefix", nil}, {"suffix", nil}, {"show_buttons", false}, {"button_layout", nil}}...)
 		e.set("validation", validation(required, rules...))
 	case "slider":
