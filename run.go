@@ -163,7 +163,8 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
-	eng, err := r.engine(b, store, r.standalone(info.Embedded))
+	info.Standalone = r.standalone(info.Embedded)
+	eng, err := r.engine(b, store, info.Standalone)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}
 	close(r.ready)
 	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
-		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store)
+		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store, "standalone", info.Standalone)
 
 	<-ctx.Done()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)

@@ -31,8 +31,8 @@ func TestEmbeddedServerIsStandalone(t *testing.T) {
 	t.Setenv(agent.EnvStandalone, "")
 	class := uniqueClass("AutoStandalone")
 	r := startRunner(t, &standaloneConfigured{&configured{linear{class: class}}}, quiet(t))
-	if !r.Info().Embedded {
-		t.Fatalf("Info %+v, want the embedded server", r.Info())
+	if i := r.Info(); !i.Embedded || !i.Standalone {
+		t.Fatalf("Info %+v, want the embedded server, standalone", i)
 	}
 	c := client(t, r.Info().NATSURL)
 	w := watch(t, c, class)
@@ -55,7 +55,10 @@ func TestNoConfigResponderNamesRemedy(t *testing.T) {
 	c := client(t, s.URL())
 	class := uniqueClass("NoPlatform")
 	w := watch(t, c, class)
-	startRunner(t, &configured{linear{class: class}}, agent.WithNATS(s.URL()), quiet(t))
+	r := startRunner(t, &configured{linear{class: class}}, agent.WithNATS(s.URL()), quiet(t))
+	if r.Info().Standalone {
+		t.Fatalf("Info %+v: a runner joined to a NATS server is not standalone by itself", r.Info())
+	}
 	run := newRun(class, "wiki")
 	publish(t, c, run, userMessage("hi"), nil)
 	term := w.terminal(t, run.Run)
@@ -78,7 +81,10 @@ func TestStandaloneEnv(t *testing.T) {
 	class := uniqueClass("EnvStandalone")
 	reqs := respondConfig(t, c, class, func(req config.Request) any { return found(req, map[string]any{"model": "remote"}) })
 	w := watch(t, c, class)
-	startRunner(t, &standaloneConfigured{&configured{linear{class: class}}}, agent.WithNATS(s.URL()), quiet(t))
+	r := startRunner(t, &standaloneConfigured{&configured{linear{class: class}}}, agent.WithNATS(s.URL()), quiet(t))
+	if !r.Info().Standalone {
+		t.Errorf("Info %+v, want standalone", r.Info())
+	}
 	run := newRun(class, "x")
 	publish(t, c, run, userMessage("hi"), nil)
 	if term := w.terminal(t, run.Run); !event.IsStop(term) {
