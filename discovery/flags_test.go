@@ -60,3 +60,9 @@ func TestIsSchedulable(t *testing.T) {
 		})
 	}
 }
+
+func TestAnnounceErrors(t *testing.T) {
+	if err := discovery.Announce(t.Context(), nil, nil); err == nil {
+		t.Error("Announce without a bus and a response succeeded")
+	}
+}
