@@ -54,6 +54,10 @@ type Info struct {
 	NATSURL  string // the server the runner talks to ("" with WithBus)
 	Embedded bool   // whether the runner started its own nats-server
 	Store    string // which state store: "jetstream-kv", "redis", "memory" or "custom"
+	// Standalone: runs use the agent's default configuration and the
+	// platform is never asked (Standalone, SAAP_STANDALONE=1, or the
+	// embedded server).
+	Standalone bool
 }
 
 // ClassOf returns the agent class of a: Classer's answer, else the Go type

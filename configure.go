@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/step"
@@ -51,6 +53,11 @@ func newConfigResolver(a Agent) (*configResolver, error) {
 func (r *configResolver) Resolve(ctx context.Context, run step.Run) (json.RawMessage, error) {
 	raw, err := r.src.Fetch(ctx, run.Class, run.AgentID)
 	if err != nil {
+		if errors.Is(err, bus.ErrNoResponders) || errors.Is(err, config.ErrTimeout) {
+			return nil, fmt.Errorf("agent configuration of %s/%s could not be loaded: no platform answered the configuration request (%w); "+
+				"to run on the agent's default configuration without the platform, use agent.Standalone() or set %s=1",
+				run.Class, run.AgentID, err, EnvStandalone)
+		}
 		return nil, fmt.Errorf("agent configuration of %s/%s could not be loaded: %w", run.Class, run.AgentID, err)
 	}
 	return raw, nil

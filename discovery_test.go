@@ -160,3 +160,38 @@ func TestDiscoverableFalse(t *testing.T) {
 		t.Errorf("a discoverable runner added %d discovery subscriptions, want 1", n-before)
 	}
 }
+
+// A runner announces its class when it starts, so that a gateway need not
+// wait for its next discovery cycle.
+func TestDiscoveryAnnouncedOnStart(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("Announced")
+	got := make(chan *bus.Msg, 4)
+	sub, err := c.Subscribe(context.Background(), topic.DiscoveryAnnouncements(topic.KindAgent), "", func(m *bus.Msg) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	startRunner(t, &described{configured{linear{class: class}}}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+
+	select {
+	case m := <-got:
+		ev, err := event.Unmarshal(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := ev.(*event.AgentClassDiscoveryResponseEvent)
+		if !ok {
+			t.Fatalf("announcement decodes as %s", event.Name(ev))
+		}
+		if want := "class_discovery.agent." + class + ".*.announce." + r.EventID; m.Subject != want {
+			t.Errorf("subject = %q, want %q", m.Subject, want)
+		}
+		if r.AgentClass != class || r.Icon != "mage:book" || len(r.StartEvents) == 0 {
+			t.Errorf("announced %q icon %q start events %d", r.AgentClass, r.Icon, len(r.StartEvents))
+		}
+	case <-time.After(waitLong):
+		t.Fatal("no announcement from the starting runner")
+	}
+}

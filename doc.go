@@ -70,6 +70,13 @@
 // server refuses to update is logged and used as it is). The class is the
 // agent's Class method (Classer), else its Go type name.
 //
+// Moving a class from the reference's Python runner to a Go runner needs no
+// manual step: the Python runner's consumer of the same name is a push
+// consumer, and the first Go runner to start replaces it by its pull
+// consumer starting right after the Python runner's acknowledged events, so
+// the events it handled are not replayed and none it left is skipped. The
+// runner logs the take-over. Stop the Python runners of the class first.
+//
 // Each control event is acknowledged only after it was handled: every
 // step it started has published its outputs or recorded its failure. Long
 // steps send in-progress heartbeats, so they are not redelivered while they
@@ -104,12 +111,21 @@
 // the run with an ExceptionEvent that says "configuration is invalid" and
 // names the failing fields, never their values. With Standalone the runner
 // makes no RPC at all and every run gets the defaults: use it for local
-// development and for agents that run without the platform's API.
+// development and for agents that run without the platform's API. A runner
+// on its own embedded NATS server is standalone by itself (no platform can
+// reach that server), and SAAP_STANDALONE=1 makes any runner standalone
+// without a code change. When a runner joined to a real NATS server gets no
+// answer to the configuration request, the run's ExceptionEvent says so and
+// names these two remedies.
 //
 // The runner answers the gateway's class discovery with the class's events,
-// configuration schema and workflow graph; a Describer adds the display
-// name, description and icon. Discoverable(false) turns it off for internal
-// agents, which still consume their control events.
+// configuration schema, configuration form and workflow graph; a Describer
+// adds the display name, description and icon. It also announces the class
+// once, unsolicited, when it starts
+// (class_discovery.agent.<Class>.*.announce.<event_id>), so that a gateway
+// listening there need not wait for its next discovery cycle.
+// Discoverable(false) turns both off for internal agents, which still
+// consume their control events.
 //
 // # Scaling out
 //

@@ -124,10 +124,18 @@ func WithRedis(url string) Option {
 	}
 }
 
+// EnvStandalone, set to 1 (or true), has the same effect as Standalone, so
+// that a deployment can run an agent without the platform without changing
+// its code.
+const EnvStandalone = "SAAP_STANDALONE"
+
 // Standalone runs every run with the agent's default configuration
 // (Configurer) and never asks the platform for an instance's profile over
 // the configuration RPC. Use it when no API gateway is around: local
-// development, tests, agents driven only by other agents.
+// development, tests, agents driven only by other agents. A runner on the
+// embedded NATS server (no NATS_URL, NATS_ENDPOINT, WithNATS or WithBus) is
+// standalone without it, since no platform can reach that server; so is one
+// with SAAP_STANDALONE=1 in its environment (EnvStandalone).
 func Standalone() Option {
 	return func(o *options) error {
 		o.standalone = true

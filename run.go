@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
+	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -159,7 +163,8 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
-	eng, err := r.engine(b, store)
+	info.Standalone = r.standalone(info.Embedded)
+	eng, err := r.engine(b, store, info.Standalone)
 	if err != nil {
 		return err
 	}
@@ -190,13 +195,21 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
+	if r.o.discoverable {
+		// Announced once the consumer runs, so a gateway that routes to
+		// the class at once finds it taking events.
+		if err := discovery.Announce(ctx, b, r.discovery); err != nil {
+			r.log.Warn("agent: could not announce the class; gateways discover it at their next cycle", "error", err)
+		}
+	}
+
 	r.info.Store(&info)
 	if r.o.ready != nil {
 		r.o.ready(info)
 	}
 	close(r.ready)
 	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
-		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store)
+		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store, "standalone", info.Standalone)
 
 	<-ctx.Done()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
@@ -367,11 +380,11 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
-func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
+func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool) (*dispatch.Engine, error) {
 	// A copy per Run: the Runner must not keep the bus (and through it
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
-	if r.o.standalone {
+	if standalone {
 		cfg.src = config.Standalone()
 	} else {
 		cfg.src = config.NewClient(b)
@@ -397,6 +410,28 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 }
 
 const tracerName = "github.com/saap-go/agent"
+
+// standalone says whether runs use the defaults instead of the config RPC:
+// by option, by SAAP_STANDALONE, or because the runner started its own
+// embedded server, which no platform can reach.
+func (r *Runner) standalone(embedded bool) bool {
+	switch {
+	case r.o.standalone:
+		return true
+	case envTrue(os.Getenv(EnvStandalone)):
+		r.log.Info("agent: standalone: runs use the default configuration", "env", EnvStandalone)
+		return true
+	case embedded:
+		r.log.Info("agent: standalone on the embedded NATS server: runs use the default configuration, no platform is asked")
+		return true
+	}
+	return false
+}
+
+func envTrue(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
 
 // driftedConsumer returns cfg with the AckWait, MaxDeliver and MaxAckPending
 // of the existing consumer, when one exists on a JetStream bus with the same

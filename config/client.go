@@ -47,8 +47,10 @@ type Reply struct {
 	AgentClass string          `json:"agent_class"`
 	AgentID    string          `json:"agent_id"`
 	Config     json.RawMessage `json:"config"`
-	Found      bool            `json:"found"`
-	Error      *string         `json:"error"`
+	// Found is false when the platform has no configuration to give. A
+	// reply without the key counts as found, as in the reference.
+	Found bool    `json:"found"`
+	Error *string `json:"error"`
 }
 
 // Client fetches instance configurations from the platform over the config
@@ -116,11 +118,15 @@ func decodeReply(subject string, reply *bus.Msg) (json.RawMessage, error) {
 	if err := bus.ReplyError(subject, reply); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	var r Reply
+	var r struct {
+		Config json.RawMessage `json:"config"`
+		Found  *bool           `json:"found"` // nil: no key, which counts as found
+		Error  *string         `json:"error"`
+	}
 	if err := json.Unmarshal(reply.Data, &r); err != nil {
 		return nil, fmt.Errorf("%w on %s: %v", ErrBadReply, subject, err)
 	}
-	if !r.Found {
+	if r.Found != nil && !*r.Found {
 		msg := "found: false"
 		if r.Error != nil && *r.Error != "" {
 			msg = *r.Error

@@ -157,6 +157,8 @@ func TestFetchErrors(t *testing.T) {
 				return replyJSON(req.AgentClass, req.AgentID, []int{1}, true, nil)
 			case "garbage":
 				return []byte(`not json`)
+			case "no-found-key":
+				return []byte(`{"agent_class": "` + req.AgentClass + `", "agent_id": "no-found-key", "config": {"a": 1}}`)
 			case "silent":
 				return nil
 			}
@@ -180,6 +182,9 @@ func TestFetchErrors(t *testing.T) {
 		}
 		if _, err := c.Fetch(ctx, class, "array-config"); !errors.Is(err, config.ErrBadReply) {
 			t.Errorf("config array: got %v, want ErrBadReply", err)
+		}
+		if raw, err := c.Fetch(ctx, class, "no-found-key"); err != nil || string(raw) != `{"a": 1}` {
+			t.Errorf("reply without found: got %s, %v; want the config (counts as found)", raw, err)
 		}
 		if _, err := c.Fetch(ctx, class, "garbage"); !errors.Is(err, config.ErrBadReply) {
 			t.Errorf("garbage: got %v, want ErrBadReply", err)

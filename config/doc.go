@@ -28,7 +28,11 @@
 // Merging and validation are done by Merge (MergeValue when the type is
 // known only at run time, as in a runtime that holds the defaults as an
 // any): objects merge key by key, any
-// other value replaces the default, unknown keys are ignored. A value of the
+// other value replaces the default, unknown keys are ignored (a profile
+// also holds the platform's base fields: agent_id, name, description, icon
+// and cron). The lists of a FormKit form submission, which the platform
+// stores as objects keyed "0", "1", ..., are turned back into lists first.
+// A reply without "found" counts as found. A value of the
 // wrong JSON type, a null for a field that cannot be null, or an error from
 // the type's Validate method yields a *ValidationError that names the
 // failing fields and never their values, because configurations carry

@@ -74,7 +74,9 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 // config RPC reply) over defaults and decodes the result into a new T.
 //
 // Objects merge key by key, recursively; any other overlay value (scalar,
-// array, null) replaces the default. Keys that T does not declare are
+// array, null) replaces the default. Before merging, the arrays of a FormKit
+// form submission, stored as objects keyed "0", "1", ... whose values are all
+// objects, are turned back into JSON arrays, as the reference does. Keys that T does not declare are
 // ignored. A nil, empty or "null" overlay yields the defaults. The result is
 // then checked: type mismatches (a string where T has a number, null for a
 // field that cannot be null) and the error of a Validate method on T or *T
@@ -125,6 +127,9 @@ func merge(defaults any, t reflect.Type, overlay json.RawMessage) (reflect.Value
 		}
 		if !ok {
 			return reflect.Value{}, Invalid("(root)", "must be a JSON object")
+		}
+		for k, v := range over {
+			over[k] = formkitArrays(v) // the root itself stays an object
 		}
 		deepMerge(baseObj, over)
 	}

@@ -24,12 +24,16 @@ type Class struct {
 	Icon string
 	// Features are the chat toggles the class serves.
 	Features []event.ChatFeature
-	// Form is the configuration UI: FormKit element objects.
+	// Form is the configuration UI: FormKit element objects. nil: the form
+	// is generated (see Form) from Config, with the base fields every
+	// profile has.
 	Form []json.RawMessage
 	// Config is a value of the configurable part of the agent's
-	// configuration type, holding its defaults; its JSON Schema (see
-	// ConfigSchema) is what the API validates instance configurations with.
-	// nil: the class has no configuration.
+	// configuration type, holding its defaults. Its JSON Schema (see
+	// ConfigSchema), after the base fields every profile has (agent_id,
+	// name, description, icon, and cron for a schedulable class), is what
+	// the API validates instance configurations with. nil: the class has
+	// only the base fields.
 	Config any
 	// ConfigClass names the configuration type; empty means the Go type
 	// name of Config.
@@ -67,9 +71,7 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	if r.SupportedFeatures == nil {
 		r.SupportedFeatures = []event.ChatFeature{}
 	}
-	if r.Form == nil {
-		r.Form = []json.RawMessage{}
-	}
+	slices.Sort(r.SupportedFeatures) // the reference sends them sorted
 	if r.Templates == nil {
 		r.Templates = []json.RawMessage{}
 	}
@@ -94,20 +96,30 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	for _, n := range wf.StartEvents() {
 		if t, ok := event.Lookup(n); ok {
 			r.IsConversational = r.IsConversational || t.IsA("UserMessageEvent")
-			r.IsSchedulable = r.IsSchedulable || t.IsA("CronStartEvent") || t.IsA("ScheduledStartEvent")
+			r.IsSchedulable = r.IsSchedulable || t.IsA("CronStartEvent")
 		}
 	}
 
-	cs, err := configSpecs(c)
+	cs, err := configSpecs(c, class, r.IsSchedulable)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	r.AgentConfigSpecs = cs
+	if c.Form == nil {
+		form, err := Form(c.Config, r.IsSchedulable)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		r.Form = form
+	}
 	graph, err := json.Marshal(wf.Graph())
 	if err != nil {
 		errs = append(errs, fmt.Errorf("discovery: network graph: %w", err))
 	}
 	r.NetworkGraph = graph
+	if r.Form == nil {
+		r.Form = []json.RawMessage{}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -115,19 +127,21 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	return r, nil
 }
 
-func configSpecs(c Class) (*event.ConfigSpecs, error) {
-	cs := &event.ConfigSpecs{ConfigClass: c.ConfigClass, ConfigSchema: map[string]json.RawMessage{}}
-	if c.Config == nil {
-		return cs, nil
-	}
+func configSpecs(c Class, class string, schedulable bool) (*event.ConfigSpecs, error) {
+	cs := &event.ConfigSpecs{ConfigClass: c.ConfigClass}
 	if cs.ConfigClass == "" {
-		t := reflect.TypeOf(c.Config)
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
+		// The Go type's name, or without one the agent class, as the
+		// reference names the configuration of a class.
+		cs.ConfigClass = class
+		if c.Config != nil {
+			t := reflect.TypeOf(c.Config)
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			cs.ConfigClass = t.Name()
 		}
-		cs.ConfigClass = t.Name()
 	}
-	s, err := ConfigSchema(c.Config)
+	s, err := configurableSchema(c.Config, cs.ConfigClass, schedulable)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestBuildChatAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]string{
-		"_event_name": `"AgentClassDiscoveryResponseEvent"`, "form": `[]`, "templates": `[]`,
+		"_event_name": `"AgentClassDiscoveryResponseEvent"`, "templates": `[]`,
 		"icon": `"mage:robot"`, "is_conversational": `true`, "is_schedulable": `false`,
 		"supported_features": `["web_search"]`,
 	} {
@@ -166,8 +167,16 @@ func TestBuildDefaults(t *testing.T) {
 	if *r.Name != event.L("DiscoveryCronAgent", "DiscoveryCronAgent", "DiscoveryCronAgent", "DiscoveryCronAgent") {
 		t.Errorf("default name = %+v, want the class name", *r.Name)
 	}
-	if r.AgentConfigSpecs.ConfigClass != "" || len(r.AgentConfigSpecs.ConfigSchema) != 0 {
-		t.Errorf("no config: agent_config_specs = %+v, want {\"\", {}}", r.AgentConfigSpecs)
+	// Without a configuration type a profile still has the base fields.
+	if r.AgentConfigSpecs.ConfigClass != "DiscoveryCronAgent" {
+		t.Errorf("no config: config_class = %q, want the agent class", r.AgentConfigSpecs.ConfigClass)
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(r.AgentConfigSpecs.ConfigSchema["properties"], &props); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(props)); !slices.Equal(got, []string{"agent_id", "cron", "description", "icon", "name"}) {
+		t.Errorf("no config: schema properties %v, want the base fields with cron", got)
 	}
 	if r.Form == nil || r.Templates == nil || r.SupportedFeatures == nil || r.HITLRequestEvents == nil {
 		t.Error("empty lists must encode as [], not null")

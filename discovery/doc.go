@@ -25,6 +25,48 @@
 // required lists and defaults taken from the event package's struct tags.
 // It also says whether the class is conversational (a start event is a
 // UserMessageEvent or a subclass: the chat UI and the OpenAI model list use
-// it) or schedulable (a CronStartEvent), and carries the workflow's
-// network graph.
+// it) or schedulable (a CronStartEvent or a subclass: the platform's
+// scheduler starts runs with it), and carries the workflow's network graph.
+// Serve answers requests; Announce publishes the answer once, unsolicited,
+// on class_discovery.agent.<Class>.*.announce.<event_id>, which a runner
+// does when it starts.
+//
+// # Configuration schema and form
+//
+// The platform's admin UI creates and edits an agent's profiles with no
+// hand-written JSON: it renders the response's form (FormKit elements) and
+// the API validates what is submitted against agent_config_specs. Both
+// start with the base fields every profile of the reference has: agent_id
+// (lowercase letters, digits, "-" and "_"), name and description (texts in
+// the four locales), icon, and, for a schedulable class only, cron (the
+// schedule the platform starts the profile on; its element comes last in
+// the form). The fields of the configuration type follow, with their
+// defaults. A runner ignores the base fields when it merges a profile.
+//
+// Form (which Build calls unless Class.Form is given) derives one element
+// per field from its Go type: a string becomes a text input (a password
+// input when the name says it holds a secret, as for api_key or
+// auth_token; its default is never published), a number a number input, a
+// bool a toggle, an event.LocaleString a text input per locale, a nested
+// struct a group of its fields. A field of another type (a list, a map) is
+// left out of the form and keeps its default. The form struct tag adjusts
+// the element:
+//
+//	Temperature float64 `json:"temperature" form:"label=Temperature,help=Higher is more creative,input=slider,min=0,max=2,step=0.1"`
+//
+// Its keys:
+//
+//	label=<text>        the label (default: the JSON name in title case, "max_tokens" → "Max Tokens")
+//	help=<text>         the help text (default: the description tag)
+//	placeholder=<text>  the placeholder of a text, textarea, number or select input
+//	input=<type>        text, textarea, number, slider, select, toggle, password, locale or icon
+//	options=a|b|c       the choices of a select (options alone imply input=select)
+//	min=, max=, step=   the bounds and step of a number or slider
+//	rows=<n>            the height of a textarea
+//
+// A comma starts a new key only when one of these keys and "=" follow it,
+// so texts may contain commas. form:"-" leaves the field out of both the
+// form and the schema: the runner's default is then the only value, for
+// settings that belong to the deployment rather than to a profile. A bad
+// tag makes Build fail with an error naming the field.
 package discovery

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
@@ -77,4 +78,47 @@ func ExampleSchema() {
 	// "ExceptionEvent" ["message"]
 	// {"type":"integer","title":"Http Status Code","default":500}
 	// {"anyOf":[{"$ref":"#/$defs/LocaleString"},{"type":"null"}],"default":null}
+}
+
+// Settings is an agent's configuration, with the form tags that shape the
+// platform's admin UI.
+type Settings struct {
+	Model       string  `json:"model" form:"label=Model,help=The LLM that answers, by name,input=select,options=gpt-4o|gpt-4o-mini"`
+	Temperature float64 `json:"temperature" form:"label=Temperature,input=slider,min=0,max=2,step=0.1"`
+	Prompt      string  `json:"prompt" form:"label=System prompt,input=textarea,rows=8"`
+	APIKey      string  `json:"api_key" form:"label=API key"` // a password input; its default is never published
+	BaseURL     string  `json:"base_url" form:"-"`            // set by the deployment, not configurable
+}
+
+// The configuration form of an agent, generated from its configuration type.
+func ExampleForm() {
+	form, err := discovery.Form(Settings{Model: "gpt-4o", Temperature: 0.2}, true)
+	if err != nil {
+		panic(err)
+	}
+	for _, raw := range form {
+		var e struct {
+			Formkit    string          `json:"formkit"`
+			Name       string          `json:"name"`
+			Label      any             `json:"label"`
+			Value      json.RawMessage `json:"value"`
+			Validation string          `json:"validation"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		if l, ok := e.Label.(map[string]any); ok {
+			e.Label = l["en"]
+		}
+		line := fmt.Sprintf("%-17s %-11s %-14v %-12s %s", e.Formkit, e.Name, e.Label, e.Value, e.Validation)
+		fmt.Println(strings.TrimSpace(line))
+	}
+	// Output:
+	// primeInputText    agent_id    Agent ID       null         required
+	// localeInput       name        Name           null         localeRequired
+	// localeInput       description Description    null         localeRequired
+	// iconSelector      icon        Icon           "mage:robot" required
+	// primeSelect       model       Model          "gpt-4o"     required
+	// primeSlider       temperature Temperature    0.2          required|number|min:0.0|max:2.0
+	// primeTextarea     prompt      System prompt  ""
+	// primePassword     api_key     API key        null         length:8,
+	// cronInput         cron        Schedule       null
 }

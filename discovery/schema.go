@@ -47,8 +47,9 @@ func Schema(t reflect.Type) (map[string]json.RawMessage, error) {
 //
 // Discovery responses are read by every client of the bus, so secrets must
 // not leak through defaults: a field tagged `secret:"true"`, or whose JSON
-// name contains "password", "secret", "token" or "api_key"/"apikey", gets
-// no default and is marked "writeOnly". (pydantic also writes "format":
+// name has a word ending in "password", "secret" or "token" ("auth_token",
+// "db_password"; not "max_tokens") or contains "api_key"/"apikey", gets no
+// default and is marked "writeOnly". (pydantic also writes "format":
 // "password" for a SecretStr, which some versions of the API's jambo
 // converter reject as an unknown format, so it is left out.)
 func ConfigSchema(defaults any) (map[string]json.RawMessage, error) {
@@ -426,6 +427,9 @@ func (g *generator) fixStruct(s *jsonschema.Schema, t reflect.Type, defaults ref
 		case defaults.IsValid():
 			if d, ok := defaultsJSON[f.name]; ok && !secret {
 				def = d
+				if fv, err := defaults.FieldByIndexErr(f.index); err == nil && f.typ == typeLocale {
+					def = localeJSON(fv.Interface().(event.LocaleString))
+				}
 			}
 			nullable = f.typ.Kind() == reflect.Pointer || f.typ.Kind() == reflect.Interface
 		case f.required:
@@ -493,15 +497,24 @@ func property(p *jsonschema.Schema, f fieldInfo, def json.RawMessage, nullable b
 
 func isNullSchema(s *jsonschema.Schema) bool { return s.Type == "null" }
 
-// isSecret reports whether a configuration field holds a secret.
+// isSecret reports whether a configuration field holds a secret: tagged
+// secret:"true", or named with the word password, secret or token, or
+// api_key / apikey. Counts such as max_tokens are not secrets.
 func isSecret(f fieldInfo) bool {
 	if f.secret {
 		return true
 	}
 	n := strings.ToLower(f.name)
-	for _, w := range []string{"password", "secret", "token", "api_key", "apikey"} {
-		if strings.Contains(n, w) {
+	if strings.Contains(n, "api_key") || strings.Contains(n, "apikey") {
+		return true
+	}
+	for w := range strings.FieldsFuncSeq(n, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch w {
+		case "password", "passwd", "secret", "token", "apikey":
 			return true
+		}
+		if strings.HasSuffix(w, "password") || strings.HasSuffix(w, "secret") || strings.HasSuffix(w, "token") {
+			return true // dbpassword, clientsecret, accesstoken
 		}
 	}
 	return false
@@ -532,4 +545,17 @@ func pyTitle(name string) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// localeJSON writes a LocaleString as it travels: the four locales, null
+// for an empty one.
+func localeJSON(l event.LocaleString) json.RawMessage {
+	text := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	data, _ := json.Marshal(object{{"de", text(l.De)}, {"en", text(l.En)}, {"fr", text(l.Fr)}, {"it", text(l.It)}})
+	return data
 }

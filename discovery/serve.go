@@ -129,3 +129,30 @@ func (r *Responder) unsubscribe() error {
 	})
 	return r.err
 }
+
+// Announce publishes resp once, unsolicited, on
+// class_discovery.agent.<Class>.*.announce.<event_id> over core NATS, with a
+// fresh event_id and created_at. A runner calls it when it starts so that a
+// gateway listening on topic.DiscoveryAnnouncements learns about the class
+// at once rather than at its next discovery cycle. The reference's gateway
+// does not listen there, so it keeps discovering the class by request.
+func Announce(ctx context.Context, b bus.Publisher, resp *event.AgentClassDiscoveryResponseEvent) error {
+	if b == nil || resp == nil {
+		return errors.New("discovery: Announce needs a bus and a response")
+	}
+	answer := *resp
+	answer.EventID = event.NewID()
+	answer.CreatedAt = time.Now().UnixNano()
+	subject, err := topic.DiscoveryAnnounce(topic.KindAgent, answer.AgentClass, answer.EventID)
+	if err != nil {
+		return fmt.Errorf("discovery: announcing: %w", err)
+	}
+	data, err := event.Marshal(&answer)
+	if err != nil {
+		return fmt.Errorf("discovery: encoding the announcement: %w", err)
+	}
+	if err := b.Publish(ctx, &bus.Msg{Subject: subject, Data: data}); err != nil {
+		return fmt.Errorf("discovery: announcing on %s: %w", subject, err)
+	}
+	return nil
+}

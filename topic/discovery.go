@@ -10,6 +10,12 @@ const AnyClass = Wildcard
 const (
 	DirRequest  = "request"
 	DirResponse = "response"
+	// DirAnnounce marks an answer that nobody asked for: a runner publishes
+	// its discovery response on this direction when it starts, so that a
+	// gateway learns about the class at once instead of at its next
+	// discovery cycle. The reference subscribes only to requests and
+	// responses, so it never sees these.
+	DirAnnounce = "announce"
 )
 
 // Discovery addresses one class-discovery request or response:
@@ -23,7 +29,7 @@ type Discovery struct {
 	Kind   string // KindAgent or KindProcess
 	Class  string // the class, or AnyClass for a request to every class
 	Dir    string // DirRequest or DirResponse
-	CallID string // call_id: correlates responses with a request
+	CallID string // call_id: correlates responses with a request; the event id of an announcement
 }
 
 func (d Discovery) tokens() [5]string {
@@ -42,7 +48,7 @@ func (d Discovery) Subject() (string, error) {
 			return "", e
 		}
 	}
-	if e := checkOneOf("direction", d.Dir, DirRequest, DirResponse); e != nil {
+	if e := checkOneOf("direction", d.Dir, DirRequest, DirResponse, DirAnnounce); e != nil {
 		return "", e
 	}
 	if e := checkToken("call_id", d.CallID); e != nil {
@@ -73,7 +79,7 @@ func ParseDiscovery(subject string) (Discovery, error) {
 		checkOneOf("kind", t[1], KindAgent, KindProcess),
 		parseToken("class", t[2]),
 		checkOneOf("instance", t[3], Wildcard),
-		checkOneOf("direction", t[4], DirRequest, DirResponse),
+		checkOneOf("direction", t[4], DirRequest, DirResponse, DirAnnounce),
 		parseToken("call_id", t[5]),
 	}
 	for i, e := range checks {
@@ -109,4 +115,32 @@ func DiscoveryResponses(kind, callID string) (string, error) {
 		return "", e
 	}
 	return join(discoveryRoot, kind, Wildcard, Wildcard, DirResponse, callID), nil
+}
+
+// DiscoveryAnnounce returns the subject on which a runner of class announces
+// itself unsolicited when it starts:
+//
+//	class_discovery.<kind>.<class>.*.announce.<eventID>
+//
+// eventID is the event_id of the announced response. class must be a real
+// class, not AnyClass. The error is a *TokenError.
+func DiscoveryAnnounce(kind, class, eventID string) (string, error) {
+	if e := checkToken("class", class); e != nil {
+		return "", e
+	}
+	return Discovery{Kind: kind, Class: class, Dir: DirAnnounce, CallID: eventID}.Subject()
+}
+
+// DiscoveryAnnouncements is the gateway's pattern for every unsolicited
+// announcement of kind (KindAgent or KindProcess):
+// class_discovery.<kind>.*.*.announce.* For any other kind it returns "",
+// which every subscribe call rejects.
+func DiscoveryAnnouncements(kind string) string {
+	switch kind {
+	case KindAgent:
+		return "class_discovery.agent.*.*.announce.*"
+	case KindProcess:
+		return "class_discovery.process.*.*.announce.*"
+	}
+	return ""
 }

@@ -60,7 +60,7 @@ var grammars = []grammar{
 	{
 		name:   "discovery",
 		tokens: []string{"kind", "class", "direction", "call_id"},
-		closed: map[int][]string{0: {KindAgent, KindProcess}, 2: {DirRequest, DirResponse}},
+		closed: map[int][]string{0: {KindAgent, KindProcess}, 2: {DirRequest, DirResponse, DirAnnounce}},
 		star:   map[int]bool{1: true},
 		build:  func(v []string) (string, error) { return discoveryOf(v).Subject() },
 		render: func(v []string) string { return discoveryOf(v).String() },

@@ -216,8 +216,14 @@ func (b *Bus) durable(ctx context.Context, cfg bus.ConsumerConfig) (jetstream.Co
 	if err != nil {
 		return nil, mapStreamErr(cfg.Stream, err)
 	}
-	for range 2 {
+	for range 3 {
 		c, err := s.Consumer(ctx, cfg.Durable)
+		if errors.Is(err, jetstream.ErrNotPullConsumer) {
+			c, err = b.takeOver(ctx, s, cfg)
+			if errors.Is(err, errRetakeOver) {
+				continue
+			}
+		}
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			c, err = s.CreateConsumer(ctx, consumerConfig(cfg))
 			if errors.Is(err, jetstream.ErrConsumerExists) {
@@ -244,6 +250,52 @@ func (b *Bus) durable(ctx context.Context, cfg bus.ConsumerConfig) (jetstream.Co
 		return c, nil
 	}
 	return nil, fmt.Errorf("consumer %q on stream %q: created and deleted concurrently", cfg.Durable, cfg.Stream)
+}
+
+// errRetakeOver: the push consumer changed while it was being taken over.
+var errRetakeOver = errors.New("consumer changed during the take-over")
+
+// takeOver replaces a push consumer of the durable's name, the reference
+// runner's (a Python class moving to a Go runner), by a pull consumer that
+// starts right after its acknowledgement floor: the events the reference
+// runner handled are not replayed and none it left unacknowledged is
+// skipped. (Events above the floor that it acknowledged out of order are
+// delivered again; the step claims absorb them.) The push consumer is
+// deleted, so reference runners still bound to it stop receiving.
+func (b *Bus) takeOver(ctx context.Context, s jetstream.Stream, cfg bus.ConsumerConfig) (jetstream.Consumer, error) {
+	pc, err := b.js.PushConsumer(ctx, cfg.Stream, cfg.Durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrNotPushConsumer) {
+		return nil, errRetakeOver // another replica replaced it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("push consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+	}
+	info, err := pc.Info(ctx)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, errRetakeOver
+	}
+	if err != nil {
+		return nil, fmt.Errorf("push consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+	}
+	start := info.AckFloor.Stream + 1
+	if err := s.DeleteConsumer(ctx, cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("deleting the push consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+	}
+	jc := consumerConfig(cfg)
+	jc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+	jc.OptStartSeq = start
+	nc, err := s.CreateConsumer(ctx, jc)
+	if errors.Is(err, jetstream.ErrConsumerExists) {
+		return nil, errRetakeOver // another replica created the pull consumer
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replacing the push consumer %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
+	}
+	b.log.Warn("bus: took over the reference runner's push consumer: replaced it by a pull consumer that starts after its acknowledged events",
+		"stream", cfg.Stream, "consumer", cfg.Durable, "deliver_subject", info.Config.DeliverSubject,
+		"deliver_group", info.Config.DeliverGroup, "ack_floor_stream_seq", info.AckFloor.Stream,
+		"start_seq", start, "unacknowledged", info.NumAckPending, "undelivered", info.NumPending)
+	return nc, nil
 }
 
 // Consume starts or joins the durable (a pull consumer shared by all its

@@ -1,0 +1,56 @@
+package config
+
+import "strconv"
+
+// formkitArrays turns the arrays of a FormKit submission back into JSON
+// arrays, recursively. FormKit stores a repeater's items as an object with
+// the keys "0", "1", ... ({"0": {...}, "1": {...}}), and the platform keeps
+// the submission as it came, so a profile can hold such objects where the
+// configuration type has a list.
+//
+// Like the reference, an object counts as an array only when its keys are
+// exactly "0" to "n-1" and every value is an object (FormKit arrays always
+// hold objects), so a map keyed by small numbers with scalar values stays a
+// map.
+func formkitArrays(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if items, ok := formkitItems(v); ok {
+			out := make([]any, len(items))
+			for i, it := range items {
+				out[i] = formkitArrays(it)
+			}
+			return out
+		}
+		for k, e := range v {
+			v[k] = formkitArrays(e)
+		}
+		return v
+	case []any:
+		for i, e := range v {
+			v[i] = formkitArrays(e)
+		}
+		return v
+	}
+	return v
+}
+
+// formkitItems returns the values of m in index order when m is a FormKit
+// array.
+func formkitItems(m map[string]any) ([]any, bool) {
+	if len(m) == 0 {
+		return nil, false
+	}
+	items := make([]any, len(m))
+	for k, e := range m {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(m) || strconv.Itoa(i) != k {
+			return nil, false
+		}
+		if _, ok := e.(map[string]any); !ok {
+			return nil, false
+		}
+		items[i] = e
+	}
+	return items, true
+}
