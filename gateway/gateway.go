@@ -105,9 +105,9 @@ type Gateway struct {
 	limits    *limits
 	forward   map[string]bool
 	log       *slog.Logger
-	reg     registry
-	mux     *http.ServeMux
-	chats   *openRequests
+	reg       registry
+	mux       *http.ServeMux
+	chats     *openRequests
 }
 
 // New returns a gateway serving no class until discovery (Discover, Run) or
@@ -166,9 +166,9 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	g := &Gateway{
-		cfg:     cfg,
-		bus:     cfg.Bus,
-		auth:    cfg.Auth,
+		cfg:       cfg,
+		bus:       cfg.Bus,
+		auth:      cfg.Auth,
 		threads:   cfg.Threads,
 		questions: cfg.Questions,
 		limits:    newLimits(cfg),

@@ -71,7 +71,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg KVConfig) (*KVS
 	return &KVStore{kv: kv}, nil
 }
 
-func threadKey(thread string) string   { return "t." + escapeKey(thread) }
+func threadKey(thread string) string    { return "t." + escapeKey(thread) }
 func questionKey(eventID string) string { return "q." + escapeKey(eventID) }
 func endedKey(thread, class, run string) string {
 	return "e." + escapeKey(thread) + "." + escapeKey(class) + "." + escapeKey(run)
