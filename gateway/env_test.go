@@ -54,6 +54,11 @@ func TestGateway(t *testing.T) {
 		{"OpenAINonStreaming", testOpenAINonStreaming},
 		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
 		{"OpenAIErrors", testOpenAIErrors},
+		{"HITLHijack", testHITLHijack},
+		{"HITLClosedQuestions", testHITLClosedQuestions},
+		{"RateLimit", testRateLimit},
+		{"RunsPerUser", testRunsPerUser},
+		{"CORS", testCORS},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {
