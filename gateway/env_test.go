@@ -59,6 +59,7 @@ func TestGateway(t *testing.T) {
 		{"RateLimit", testRateLimit},
 		{"RunsPerUser", testRunsPerUser},
 		{"CORS", testCORS},
+		{"HITLUnfollowedQuestion", testHITLUnfollowedQuestion},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

@@ -1,7 +1,9 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/topic"
 )
 
 const answerPath = "/api/v1/acme/agents/classes/EchoAgent/instances/dev_agent/HumanInTheLoopInputResponseEvent"
@@ -229,5 +232,56 @@ func testCORS(t *testing.T, nb newBusFunc) {
 	post := post(t, on.srv, tokenAlice, blockPath, msgs, "Origin", "https://app.example")
 	if post.Header.Get("Access-Control-Allow-Origin") != "https://app.example" || !strings.Contains(post.Header.Get("Access-Control-Expose-Headers"), "X-Thread-Id") {
 		t.Errorf("POST from allowed origin: headers %v", post.Header)
+	}
+}
+
+// signalQuestions reports every question recorded.
+type signalQuestions struct {
+	*gateway.MemoryQuestions
+	asked chan string
+}
+
+func (s signalQuestions) Ask(ctx context.Context, q gateway.Question) error {
+	err := s.MemoryQuestions.Ask(ctx, q)
+	select {
+	case s.asked <- q.EventID:
+	default:
+	}
+	return err
+}
+
+// testHITLUnfollowedQuestion: a question asked while no request follows
+// its thread is recorded by the gateway's watch and can be answered.
+func testHITLUnfollowedQuestion(t *testing.T, nb newBusFunc) {
+	qs := signalQuestions{gateway.NewMemoryQuestions(), make(chan string, 16)}
+	e := newEnv(t, nb, func(c *gateway.Config) { c.Questions = qs })
+	stop := e.gw.WatchQuestionsOnce(ctxTimeout(t))
+	defer stop()
+	resp := post(t, e.srv, tokenAlice, blockPath, msgs)
+	thread, display := resp.Header.Get("X-Thread-Id"), resp.Header.Get("X-Display-Id")
+	e.agent.wait(t, ctxTimeout(t))
+
+	at := topic.Agent{Class: "EchoAgent", ID: "dev_agent", Thread: thread, Display: display, Run: event.NewID()}
+	req := &event.HumanInTheLoopInputRequestEvent{}
+	req.Question, req.HITLType = "Which colour?", event.HITLInput
+	req.Topic = &event.Topic{AgentClass: event.Str(at.Class), AgentID: event.Str(at.ID), ThreadID: event.Str(thread),
+		DisplayID: event.Str(display), RunID: event.Str(at.Run), EventName: event.Str("HumanInTheLoopInputResponseEvent")}
+	event.Stamp(req)
+	e.agent.emit(ctxTimeout(t), at, req)
+	ctx := ctxTimeout(t)
+	for recorded := false; !recorded; {
+		select {
+		case id := <-qs.asked:
+			recorded = id == req.EventID
+		case <-ctx.Done():
+			t.Fatal("the question was not recorded")
+		}
+	}
+	raw, _ := event.Marshal(req)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	resp = post(t, e.srv, tokenAlice, answerPath+"?thread_id="+thread, answerBody(t, m, "blue", nil))
+	if body := decodeJSON(t, resp.Body); resp.StatusCode != http.StatusOK || !strings.Contains(fmt.Sprint(body["output_messages"]), "You chose blue") {
+		t.Fatalf("answer: %d %v", resp.StatusCode, body)
 	}
 }
