@@ -60,6 +60,7 @@ func TestGateway(t *testing.T) {
 		{"RunsPerUser", testRunsPerUser},
 		{"CORS", testCORS},
 		{"HITLUnfollowedQuestion", testHITLUnfollowedQuestion},
+		{"ClientIdentityHeaders", testClientIdentityHeaders},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

@@ -285,3 +285,25 @@ func testHITLUnfollowedQuestion(t *testing.T, nb newBusFunc) {
 		t.Fatalf("answer: %d %v", resp.StatusCode, body)
 	}
 }
+
+// testClientIdentityHeaders: whatever X-AIHub-* identity a client sends,
+// the agent sees the authenticated user, on every endpoint.
+func testClientIdentityHeaders(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	for path, body := range map[string]string{
+		blockPath:              msgs,
+		"/v1/chat/completions": `{"model":"EchoAgent/dev_agent","messages":[{"role":"user","content":"Hello"}]}`,
+	} {
+		resp := post(t, e.srv, tokenBob, path, body, "X-AIHub-User-Id", "admin", "x-aihub-tenant-id", "other")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, resp.StatusCode)
+		}
+		got := e.agent.wait(t, ctxTimeout(t))
+		if v := got.header["x-aihub-user-id"]; len(v) != 1 || v[0] != "bob" {
+			t.Errorf("%s: x-aihub-user-id = %v, want [bob]", path, v)
+		}
+		if v, ok := got.header["x-aihub-tenant-id"]; ok {
+			t.Errorf("%s: client's x-aihub-tenant-id %v reached the agent", path, v)
+		}
+	}
+}
