@@ -54,6 +54,13 @@ func TestGateway(t *testing.T) {
 		{"OpenAINonStreaming", testOpenAINonStreaming},
 		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
 		{"OpenAIErrors", testOpenAIErrors},
+		{"HITLHijack", testHITLHijack},
+		{"HITLClosedQuestions", testHITLClosedQuestions},
+		{"RateLimit", testRateLimit},
+		{"RunsPerUser", testRunsPerUser},
+		{"CORS", testCORS},
+		{"HITLUnfollowedQuestion", testHITLUnfollowedQuestion},
+		{"ClientIdentityHeaders", testClientIdentityHeaders},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {
@@ -84,6 +91,8 @@ func newEnv(t *testing.T, nb newBusFunc, opts ...envOption) *env {
 		Bus:             b,
 		Auth:            gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
 		DiscoveryWindow: 10 * time.Second,
+		// The functional tests send bursts; the limits have tests of their own.
+		RateLimit: -1,
 	}
 	for _, o := range opts {
 		o(&cfg)
