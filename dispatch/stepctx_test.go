@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -81,4 +82,32 @@ func TestUnionList(t *testing.T) {
 	h.Send(res, &Out{})
 	h.Send(res, &In{})
 	agenttest.Equal(t, got, [][]string{{"In"}, {"In", "Out"}, {"In", "Out", "In"}})
+}
+
+// unregisteredProgress is a display event type nobody registered.
+type unregisteredProgress struct {
+	event.DisplayEvent
+	Percent int `json:"percent"`
+}
+
+// Emit of an unregistered type says which Go type and how to register it.
+func TestEmitUnregisteredType(t *testing.T) {
+	var emitErr error
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
+		emitErr = ctx.Emit(&unregisteredProgress{Percent: 50})
+		return &Out{}, nil
+	}, step.Name("s"))
+	h := agenttest.New(t, partial(t, "EmitUnregistered", s))
+	res := h.Start(&In{})
+	if !errors.Is(emitErr, dispatch.ErrUnregistered) {
+		t.Fatalf("Emit(unregistered) = %v, want ErrUnregistered", emitErr)
+	}
+	for _, want := range []string{"*dispatch_test.unregisteredProgress", "event.MustRegister[dispatch_test.unregisteredProgress]()", "init"} {
+		if !strings.Contains(emitErr.Error(), want) {
+			t.Errorf("error %q does not mention %q", emitErr, want)
+		}
+	}
+	if n := len(res.Display()); n != 0 {
+		t.Errorf("%d display events published, want none", n)
+	}
 }
