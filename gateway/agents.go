@@ -156,7 +156,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 	className, id, name := r.PathValue("class"), r.PathValue("id"), r.PathValue("event")
 	class, ok := g.reg.get(className)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown agent class %q", className), "agent_class")
+		writeError(w, http.StatusNotFound, g.unknownClass(className), "agent_class")
 		return
 	}
 	if err := validToken("agent_id", id); err != nil {

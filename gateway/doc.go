@@ -6,7 +6,11 @@
 // A Gateway is an http.Handler. It learns which agent classes exist by
 // discovery: every DiscoveryPeriod it publishes a ClassDiscoveryRequestEvent
 // and collects the classes' answers for DiscoveryWindow (Run or
-// ListenAndServe do this; Discover runs one cycle on demand). Every event
+// ListenAndServe do this; Discover runs one cycle on demand). Run and
+// ListenAndServe also serve a class as soon as its agent announces itself
+// at start (its discovery answer, published unsolicited on
+// class_discovery.agent.<Class>.*.announce.<event_id>), so a new agent is
+// reachable at once rather than after the next cycle. Every event
 // the gateway receives or sends, discovery answers included, passes the
 // event codec: a Class holds its answer as an
 // event.AgentClassDiscoveryResponseEvent. For every start

@@ -54,6 +54,8 @@ func TestGateway(t *testing.T) {
 		{"OpenAINonStreaming", testOpenAINonStreaming},
 		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
 		{"OpenAIErrors", testOpenAIErrors},
+		{"AnnouncedClassIsServedAtOnce", testAnnouncedClassIsServedAtOnce},
+		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

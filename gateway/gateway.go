@@ -109,7 +109,7 @@ func New(cfg Config) (*Gateway, error) {
 		auth:    cfg.Auth,
 		threads: cfg.Threads,
 		log:     cfg.Logger,
-		reg:     registry{classes: make(map[string]*Class)},
+		reg:     registry{classes: make(map[string]*Class), changed: make(chan struct{})},
 		chats:   &openRequests{m: make(map[string]openRequest)},
 	}
 	g.routes()

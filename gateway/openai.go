@@ -168,7 +168,7 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	class, ok := g.reg.get(className)
 	if !ok {
-		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: unknown agent class %q", req.Model, className), "model")
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: %s", req.Model, g.unknownClass(className)), "model")
 		return
 	}
 	spec, ok := class.chatStart()

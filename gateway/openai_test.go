@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +15,17 @@ import (
 
 // openaiClient is the official OpenAI Go client pointed at the gateway.
 func openaiClient(e *env, token string) openai.Client {
-	return openai.NewClient(
-		option.WithBaseURL(e.srv.URL+"/v1/"),
+	return openai.NewClient(optionsFor(e.srv, token)...)
+}
+
+// optionsFor points an OpenAI client at srv as the user of token.
+func optionsFor(srv *httptest.Server, token string) []option.RequestOption {
+	return []option.RequestOption{
+		option.WithBaseURL(srv.URL + "/v1/"),
 		option.WithAPIKey(token),
-		option.WithHTTPClient(e.srv.Client()),
+		option.WithHTTPClient(srv.Client()),
 		option.WithMaxRetries(0),
-	)
+	}
 }
 
 func testOpenAIStreaming(t *testing.T, nb newBusFunc) {
