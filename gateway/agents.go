@@ -52,6 +52,11 @@ func (g *Gateway) fail(w http.ResponseWriter, err error) {
 
 // authenticate returns the caller or writes 401/500.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.UserIdentity, bool) {
+	return g.authenticateWith(w, r, g.fail)
+}
+
+// authenticateWith is authenticate with the error shape of fail.
+func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail func(http.ResponseWriter, error)) (*event.UserIdentity, bool) {
 	u, err := g.auth.Authenticate(r)
 	if err == nil && (u == nil || u.ID == "") {
 		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
@@ -59,9 +64,9 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.U
 	if err != nil {
 		if errors.Is(err, ErrUnauthenticated) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="saap-gateway"`)
-			writeError(w, http.StatusUnauthorized, err.Error(), "")
+			fail(w, &requestError{status: http.StatusUnauthorized, msg: err.Error()})
 		} else {
-			g.fail(w, fmt.Errorf("gateway: authenticate: %w", err))
+			fail(w, fmt.Errorf("gateway: authenticate: %w", err))
 		}
 		return nil, false
 	}

@@ -46,7 +46,12 @@
 // made from ChunkEvents, a final chunk with finish_reason, then
 // `data: [DONE]`; or a non-streaming ChatCompletion. metadata.thread_id
 // and metadata.display_id continue a conversation; a HITL question asked
-// in a thread is answered by the next message there.
+// in a thread is answered by the next message there. Every chunk and the
+// final object carry the requested model; usage sums the run's
+// LLMCostEvents (null when it reported none). GET /v1/models (and
+// /v1/models/{model}) lists the conversational classes served. Errors of
+// these endpoints have OpenAI's shape, {"error":{"message","type","param",
+// "code"}}, so OpenAI clients show them.
 //
 // Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
 // Anonymous for local development).

@@ -54,6 +54,9 @@ func TestGateway(t *testing.T) {
 		{"OpenAINonStreaming", testOpenAINonStreaming},
 		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
 		{"OpenAIErrors", testOpenAIErrors},
+		{"OpenAIModelAndUsage", testOpenAIModelAndUsage},
+		{"OpenAIModels", testOpenAIModels},
+		{"OpenAIErrorShape", testOpenAIErrorShape},
 		{"AnnouncedClassIsServedAtOnce", testAnnouncedClassIsServedAtOnce},
 		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},
 	}

@@ -127,8 +127,16 @@ func (g *Gateway) routes() {
 		m.HandleFunc("POST "+prefix, func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, false) })
 		m.HandleFunc("POST "+prefix+"/stream", func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, true) })
 	}
-	m.HandleFunc("POST /v1/chat/completions", g.serveChat)
-	m.HandleFunc("POST /api/v1/{tenant}/openai/chat/completions", g.serveChat)
+	for _, prefix := range []string{"/v1", "/api/v1/{tenant}/openai"} {
+		m.HandleFunc("POST "+prefix+"/chat/completions", g.serveChat)
+		m.HandleFunc("GET "+prefix+"/models", g.serveModels)
+		m.HandleFunc("GET "+prefix+"/models/{model...}", g.serveModel)
+		// Anything else under the OpenAI prefix gets an OpenAI-shaped 404
+		// or 405, which OpenAI clients can show.
+		m.HandleFunc(prefix+"/", g.openAINotFound)
+		m.HandleFunc(prefix+"/chat/completions", g.openAINotAllowed("POST"))
+		m.HandleFunc(prefix+"/models", g.openAINotAllowed("GET"))
+	}
 	m.HandleFunc("GET /api/v1/health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
