@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +45,11 @@ type Harness struct {
 	ctx    context.Context
 	rnd    io.Reader // the runs' secrets: seeded, so output ids repeat
 
+	engOpts []dispatch.Option
+	pick    func([]Pending) int // nil: deliveries go to the engine at once
+	held    []bus.Delivery      // control events held for pick
+	stall   bool                // FailOnStall
+
 	mu     sync.Mutex
 	nextID uint64
 	runs   map[string]*Result
@@ -54,6 +61,8 @@ type config struct {
 	store      dispatch.Store
 	engineOpt  []dispatch.Option
 	log        *slog.Logger
+	pick       func([]Pending) int
+	stall      bool
 }
 
 // Option configures a Harness.
@@ -72,6 +81,40 @@ func WithStore(s dispatch.Store) Option { return func(c *config) { c.store = s }
 func WithEngineOptions(opts ...dispatch.Option) Option {
 	return func(c *config) { c.engineOpt = append(c.engineOpt, opts...) }
 }
+
+// Pending is a control event delivery waiting for the engine, as an Order
+// function sees it.
+type Pending struct {
+	// Seq is the event's stream sequence: its place in publish order.
+	Seq uint64
+	// Topic is the event's subject, parsed.
+	Topic topic.Agent
+	// Delivered counts the deliveries of the event, this one included.
+	Delivered uint64
+}
+
+// Order hands the engine the pending control events in the order pick
+// chooses, instead of stream order: whenever the bus is idle, pick gets
+// the deliveries waiting (at least one, in stream order) and returns the
+// index of the next. A concurrency test uses it to reach the interleavings
+// that replicas or a parallel consumer produce; pick must be
+// deterministic for the test to be.
+func Order(pick func(pending []Pending) int) Option {
+	return func(c *config) { c.pick = pick }
+}
+
+// Shuffle is Order with a pseudo-random pick seeded by seed: each seed is
+// one reproducible interleaving. Run a test over several seeds to explore
+// orders; print the seed when it fails.
+func Shuffle(seed uint64) Option {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return Order(func(p []Pending) int { return rng.IntN(len(p)) })
+}
+
+// FailOnStall fails the test (t.Errorf, with Result.Stalled's report)
+// whenever a Start or Send leaves its run quiet without a terminal event
+// and without an open request to a human, bot or agent: the run would hang.
+func FailOnStall() Option { return func(c *config) { c.stall = true } }
 
 // WithLogger sets the logger of the engine and the bus (default: the test's
 // log at level Warn).
@@ -94,7 +137,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background(),
+	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background(), pick: c.pick, stall: c.stall,
 		rnd: &lockedReader{r: rand.NewChaCha8([32]byte{'a', 'g', 'e', 'n', 't', 't', 'e', 's', 't'})}}
 	h.clock = memory.NewManualClock(Epoch)
 	h.bus = memory.New(memory.Options{Manual: true, Clock: h.clock, Logger: c.log})
@@ -109,6 +152,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		engOpts = append(engOpts, dispatch.Sequential())
 	}
 	engOpts = append(engOpts, c.engineOpt...)
+	h.engOpts = engOpts
 	eng, err := dispatch.New(w, h.bus, h.store, engOpts...)
 	if err != nil {
 		t.Fatalf("agenttest.New: %v", err)
@@ -118,7 +162,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if err := h.bus.EnsureStream(h.ctx, bus.AgentStream(class)); err != nil {
 		t.Fatalf("agenttest.New: stream: %v", err)
 	}
-	cons, err := h.bus.Consume(h.ctx, bus.RunnerConsumer(class), func(d bus.Delivery) { eng.Handle(h.ctx, d) })
+	cons, err := h.bus.Consume(h.ctx, bus.RunnerConsumer(class), h.deliver)
 	if err != nil {
 		t.Fatalf("agenttest.New: consumer: %v", err)
 	}
@@ -136,8 +180,41 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		_ = sub.Unsubscribe()
 		_ = cons.Stop()
 		_ = h.bus.Close()
+		h.engine.Close()
 	})
 	return h
+}
+
+// deliver hands a control event to the engine, or holds it for Order.
+func (h *Harness) deliver(d bus.Delivery) {
+	if h.pick == nil {
+		h.engine.Handle(h.ctx, d)
+		return
+	}
+	h.held = append(h.held, d)
+}
+
+// Stub replaces the function of the step called name with fn for every
+// execution from now on, as mocking an activity does in a workflow test:
+// the step keeps its name, inputs, outputs and options. fn must have
+// exactly the step's function type; otherwise, or if there is no such
+// step, the test fails with the reason.
+//
+//	h.Stub("Retrieve", func(ctx step.Context, q *Query) (*Docs, error) {
+//		return &Docs{Texts: []string{"canned"}}, nil
+//	})
+func (h *Harness) Stub(name string, fn any) {
+	h.t.Helper()
+	w, err := h.w.Replace(name, fn)
+	if err != nil {
+		h.t.Fatalf("agenttest.Stub: %v", err)
+	}
+	eng, err := dispatch.New(w, h.bus, h.store, h.engOpts...)
+	if err != nil {
+		h.t.Fatalf("agenttest.Stub: %v", err)
+	}
+	h.engine.Close()
+	h.w, h.engine = w, eng
 }
 
 // NewStep returns a harness for a single step: a partial workflow of class
@@ -205,6 +282,17 @@ func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
 	return r
 }
 
+// checkStall fails the test if FailOnStall is set and r stalled.
+func (h *Harness) checkStall(r *Result) {
+	h.t.Helper()
+	if !h.stall {
+		return
+	}
+	if report := r.Stalled(); report != "" {
+		h.t.Errorf("agenttest: %s", report)
+	}
+}
+
 // NewRun returns a run identity (ids from the harness unless set by opts)
 // without publishing anything: Send into it delivers events to a run that
 // never saw a start event.
@@ -232,6 +320,7 @@ func (h *Harness) NewRun(opts ...RunOption) *Result {
 func (h *Harness) Send(r *Result, e event.Event) *Result {
 	h.t.Helper()
 	h.SendOn(r.topic, e)
+	h.checkStall(r)
 	return r
 }
 
@@ -280,12 +369,33 @@ func (h *Harness) SendRaw(r *Result, data []byte) *Result {
 		h.t.Fatalf("agenttest.SendRaw: %v", err)
 	}
 	h.Settle()
+	h.checkStall(r)
 	return r
 }
 
 // Settle delivers everything pending, including what handlers cause, and
-// returns the number of deliveries.
-func (h *Harness) Settle() int { return h.bus.DeliverAll(h.ctx) }
+// returns the number of deliveries. Under Order, the held control events
+// go to the engine one by one in the chosen order, each followed by what
+// it caused.
+func (h *Harness) Settle() int {
+	n := h.bus.DeliverAll(h.ctx)
+	for len(h.held) > 0 {
+		pending := make([]Pending, len(h.held))
+		for i, d := range h.held {
+			a, _ := topic.ParseAgent(d.Msg().Subject)
+			pending[i] = Pending{Seq: d.Seq(), Topic: a, Delivered: d.NumDelivered()}
+		}
+		i := h.pick(pending)
+		if i < 0 || i >= len(pending) {
+			h.t.Fatalf("agenttest: the Order function picked %d of %d pending deliveries", i, len(pending))
+		}
+		d := h.held[i]
+		h.held = slices.Delete(h.held, i, i+1)
+		h.engine.Handle(h.ctx, d)
+		n += h.bus.DeliverAll(h.ctx)
+	}
+	return n
+}
 
 // Advance moves the bus's clock by d, which makes Nak delays and ack waits
 // that fall within it due (a Nak'ed event comes back), then settles. The
@@ -381,6 +491,7 @@ func (o observer) Executed(x dispatch.Execution) {
 	r := o.h.resultOf(x.Run.Run)
 	r.mu.Lock()
 	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err, Rerun: x.Rerun})
+	r.triggers = append(r.triggers, x.Trigger)
 	r.mu.Unlock()
 }
 
@@ -399,10 +510,11 @@ func (o observer) Dropped(d dispatch.Drop) {
 }
 
 // Equal reports a go-cmp diff (-want +got) as a test error when got and
-// want differ.
+// want differ. It compares an Execution's Trigger by wire name and event
+// id, and a nil Trigger on either side matches any.
 func Equal[T any](t testing.TB, got, want T, opts ...cmp.Option) bool {
 	t.Helper()
-	if d := cmp.Diff(want, got, opts...); d != "" {
+	if d := cmp.Diff(want, got, append([]cmp.Option{compareTriggers}, opts...)...); d != "" {
 		t.Errorf("mismatch (-want +got):\n%s", d)
 		return false
 	}
@@ -449,3 +561,17 @@ func (d *delivery) DeadLetter(_ context.Context, reason string) error {
 	d.settled = "dead letter: " + reason
 	return nil
 }
+
+var executionType = reflect.TypeFor[Execution]()
+
+// compareTriggers compares Execution.Trigger by identity: events carry
+// unexported decode state that cmp cannot read.
+var compareTriggers = cmp.FilterPath(func(p cmp.Path) bool {
+	sf, ok := p.Last().(cmp.StructField)
+	return ok && sf.Name() == "Trigger" && len(p) >= 2 && p.Index(-2).Type() == executionType
+}, cmp.Comparer(func(a, b event.Event) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	return event.Name(a) == event.Name(b) && a.EventBase().EventID == b.EventBase().EventID
+}))

@@ -11,16 +11,24 @@
 //		{Step: "s1", Inputs: res.IDs("StartEvent")},
 //		{Step: "s2", Inputs: res.IDs("A")},
 //	})
-//	res.Terminal()                          // the StopEvent
+//	stop, ok := agenttest.TerminalAs[*event.StopEvent](res)
 //	h.Send(res, answer)                     // e.g. a HITL response into the waiting run
 //
 // A Result lists the events published for the run (Events, Control,
-// Display, in publish order), the terminal event, counts per event type,
-// which step ran with which input event ids (Executions), teardowns and
-// outputs dropped because the run had ended, and the messages naming the run that the engine
+// Display, in publish order), the terminal event (TerminalAs gives it
+// typed), counts per event type, which step ran with which input event ids
+// and on which trigger (Executions), teardowns and outputs dropped after
+// the run's terminal event, and the messages naming the run that the engine
 // dead-lettered (DeadLetters; SendOn sends on a subject of your choosing,
-// e.g. another thread, to test that the run refuses it). Equal prints a
-// go-cmp diff on failure.
+// e.g. another thread, to test that the run refuses it). Equal prints a go-cmp diff on failure.
+//
+// A run that goes quiet without a terminal event or an open request hangs
+// in production; Stalled says which steps wait for which inputs, and the
+// FailOnStall option fails the test with that report. Stub replaces a
+// step's function (type-checked against the step's) to test an agent
+// without the services its steps call. Order and Shuffle choose the order
+// in which pending control events reach the engine, for the interleavings
+// of a parallel consumer.
 //
 // One step alone: NewStep(t, s) wraps it in a partial workflow, and Start
 // accepts any control event (the run gets an empty configuration, as if a

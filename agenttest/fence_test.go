@@ -42,7 +42,7 @@ func asker(t *testing.T, opts ...agenttest.Option) (*agenttest.Harness, *agentte
 	return h, res, reqs[0].(*event.HumanInTheLoopInputRequestEvent)
 }
 
-func answer(req *event.HumanInTheLoopInputRequestEvent, text string) *event.HumanInTheLoopInputResponseEvent {
+func answerInput(req *event.HumanInTheLoopInputRequestEvent, text string) *event.HumanInTheLoopInputResponseEvent {
 	return &event.HumanInTheLoopInputResponseEvent{Response: text, RequestEvent: req}
 }
 
@@ -68,7 +68,7 @@ func TestHijackedAnswerIsRefused(t *testing.T) {
 	mallory := res.Topic()
 	mallory.Thread = h.NewID()
 	before := len(res.Events())
-	hijack := answer(req, "Mallory")
+	hijack := answerInput(req, "Mallory")
 	h.SendOn(mallory, hijack)
 	refused(t, res, 1, "thread_id", "ask")
 	for _, p := range res.Events()[before:] {
@@ -76,7 +76,7 @@ func TestHijackedAnswerIsRefused(t *testing.T) {
 			t.Fatalf("%s published after the hijacking answer", p.Topic)
 		}
 	}
-	h.Send(res, answer(req, "Ada"))
+	h.Send(res, answerInput(req, "Ada"))
 	agenttest.Equal(t, res.Steps(), []string{"ask", "note"})
 	if got := res.Get("Noted"); len(got) != 1 || got[0].(*Noted).Text != "Ada" {
 		t.Fatalf("Noted %v, want the owner's answer", got)
@@ -89,7 +89,7 @@ func TestForgedIdentityIsRefused(t *testing.T) {
 	h, res, req := asker(t)
 	other := res.Topic()
 	other.ID = "other-agent"
-	h.SendOn(other, answer(req, "x"))
+	h.SendOn(other, answerInput(req, "x"))
 	refused(t, res, 1, "agent_id", "ask")
 
 	for i, forge := range []func(*event.Topic){
@@ -101,7 +101,7 @@ func TestForgedIdentityIsRefused(t *testing.T) {
 		tp := *req.Topic
 		forge(&tp)
 		forged.Topic = &tp
-		h.Send(res, answer(&forged, "x"))
+		h.Send(res, answerInput(&forged, "x"))
 		refused(t, res, 2+i, "request_event.topic.", "ask")
 	}
 	if n := res.Count("Noted"); n != 0 {
@@ -116,12 +116,12 @@ func TestAnswerNeedsAnOpenQuestion(t *testing.T) {
 	h, res, req := asker(t)
 	unasked := *req
 	unasked.EventID = h.NewID()
-	h.Send(res, answer(&unasked, "x"))
+	h.Send(res, answerInput(&unasked, "x"))
 	refused(t, res, 1, "not a question run", "ask")
 
-	first := answer(req, "Ada")
+	first := answerInput(req, "Ada")
 	h.Send(res, first)
-	h.Send(res, answer(req, "Eve"))
+	h.Send(res, answerInput(req, "Eve"))
 	refused(t, res, 2, "answered already", "ask", "note")
 
 	h.Redeliver(res, first.EventID)
@@ -145,7 +145,7 @@ func TestStartAndStopFromAnotherThreadAreRefused(t *testing.T) {
 	if res.Ended() != "" || len(res.Teardowns()) != 0 {
 		t.Fatalf("run ended %q, teardowns %v: a foreign stop tore it down", res.Ended(), res.Teardowns())
 	}
-	h.Send(res, answer(req, "Ada"))
+	h.Send(res, answerInput(req, "Ada"))
 	agenttest.Equal(t, res.Steps(), []string{"ask", "note"})
 }
 
@@ -159,8 +159,8 @@ func TestFenceAfterEviction(t *testing.T) {
 	}
 	mallory := res.Topic()
 	mallory.Thread = h.NewID()
-	h.SendOn(mallory, answer(req, "Mallory"))
+	h.SendOn(mallory, answerInput(req, "Mallory"))
 	refused(t, res, 1, "thread_id", "ask")
-	h.Send(res, answer(req, "Ada"))
+	h.Send(res, answerInput(req, "Ada"))
 	agenttest.Equal(t, res.Steps(), []string{"ask", "note"})
 }

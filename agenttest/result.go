@@ -1,11 +1,14 @@
 package agenttest
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -27,6 +30,11 @@ type Execution struct {
 	// Rerun is set when the execution re-ran a claimed but uncompleted one
 	// (after a crash or a failed completion).
 	Rerun bool
+	// Trigger is the control event whose arrival ran the step, as
+	// published; nil if the harness did not see it. Equal compares
+	// triggers by wire name and event id, and ignores a nil Trigger on
+	// either side, so expectations may leave it out.
+	Trigger event.Event
 }
 
 // Result is what happened in one run so far. It grows as the harness sends
@@ -38,6 +46,7 @@ type Result struct {
 	mu        sync.Mutex
 	events    []Published
 	execs     []Execution
+	triggers  []string // event id of each execution's trigger
 	teardowns []dispatch.Teardown
 	dropped   []event.Event
 	dead      []DeadLetter
@@ -98,9 +107,22 @@ func (r *Result) Names() []string {
 	return out
 }
 
+// TerminalAs returns the run's terminal event (see Result.Terminal) as a T,
+// and false if the run has none or it is of another type; it never
+// panics, unlike a type assertion on a nil Terminal:
+//
+//	stop, ok := agenttest.TerminalAs[*event.StopEvent](res)
+func TerminalAs[T event.Event](r *Result) (T, bool) {
+	t, ok := r.Terminal().(T)
+	return t, ok
+}
+
 // Terminal returns the run's first StopEvent or ExceptionEvent (by parent
-// chain) on the control subject, or nil.
+// chain) on the control subject, or nil. TerminalAs gives it typed.
 func (r *Result) Terminal() event.Event {
+	if r == nil {
+		return nil
+	}
 	for _, e := range r.Control() {
 		if event.IsStop(e) || event.IsException(e) {
 			return e
@@ -147,7 +169,24 @@ func (r *Result) Get(name string) []event.Event {
 func (r *Result) Executions() []Execution {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.execs)
+	out := slices.Clone(r.execs)
+	for i := range out {
+		out[i].Trigger = r.eventLocked(r.triggers[i])
+	}
+	return out
+}
+
+// eventLocked returns the first published copy of the event id, or nil.
+func (r *Result) eventLocked(id string) event.Event {
+	if id == "" {
+		return nil
+	}
+	for _, p := range r.events {
+		if p.Event.EventBase().EventID == id {
+			return p.Event
+		}
+	}
+	return nil
 }
 
 // Steps returns the names of the executed steps in the order they ran.
@@ -191,4 +230,112 @@ func (r *Result) Ended() string {
 		r.h.t.Fatalf("agenttest: read end marker: %v", err)
 	}
 	return v
+}
+
+// Stalled describes a run that went quiet without ending, and returns ""
+// for a run that published its terminal event or waits for an answer to an
+// open HITL, BITL or AITL request. The description lists the run's control
+// events and, per step that has not run, which inputs it has and which it
+// still waits for, so a workflow that hangs says where:
+//
+//	run 6955b9000000000000000002 went quiet without a terminal event or an open request
+//	  control events: StartEvent, A
+//	  Join has A; waits for B
+//	  Other needs C (none of its inputs is there)
+//
+// FailOnStall makes every Start and Send check it.
+func (r *Result) Stalled() string {
+	if r.Terminal() != nil {
+		return ""
+	}
+	ctrl := r.Control()
+	open := 0
+	counts := map[string]int{}
+	var names []string
+	for _, e := range ctrl {
+		switch {
+		case event.IsHITLRequest(e), event.IsBITLRequest(e), event.IsAITLRequest(e):
+			open++
+		case event.IsHITLResponse(e), event.IsBITLResponse(e), event.IsAITLResponse(e), event.IsAITLException(e):
+			open = max(open-1, 0)
+		}
+		n := event.Name(e)
+		if counts[n] == 0 {
+			names = append(names, n)
+		}
+		if !event.IsFallback(e) {
+			counts[n]++
+		}
+	}
+	if open > 0 {
+		return ""
+	}
+	ran := map[string]bool{}
+	var failed []string
+	for _, x := range r.Executions() {
+		ran[x.Step] = true
+		if x.Err != nil {
+			failed = append(failed, fmt.Sprintf("  %s failed: %v", x.Step, x.Err))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s went quiet without a terminal event or an open request\n", r.topic.Run)
+	list := make([]string, len(names))
+	for i, n := range names {
+		list[i] = n
+		if c := counts[n]; c > 1 {
+			list[i] = fmt.Sprintf("%s ×%d", n, c)
+		}
+	}
+	fmt.Fprintf(&b, "  control events: %s\n", cmpOr(strings.Join(list, ", "), "none"))
+	for _, s := range r.h.w.Steps() {
+		if ran[s.Name()] {
+			continue
+		}
+		var has, missing []string
+		for _, p := range s.Params() {
+			n := 0
+			for _, name := range p.Names {
+				n += counts[name]
+			}
+			label := strings.Join(p.Names, " | ")
+			switch p.Kind {
+			case step.Fixed:
+				switch {
+				case n == p.Size:
+					has = append(has, fmt.Sprintf("%d %s", n, label))
+				case n < p.Size:
+					missing = append(missing, fmt.Sprintf("%d more %s (has %d of %d)", p.Size-n, label, n, p.Size))
+				default:
+					missing = append(missing, fmt.Sprintf("exactly %d %s (has %d)", p.Size, label, n))
+				}
+			default:
+				if n > 0 {
+					has = append(has, label)
+				} else if p.Kind.Required() {
+					missing = append(missing, label)
+				}
+			}
+		}
+		switch {
+		case len(missing) == 0:
+			fmt.Fprintf(&b, "  %s has every input (%s) but did not run: its precondition said no or MaxExecutions was reached\n",
+				s.Name(), strings.Join(has, ", "))
+		case len(has) == 0:
+			fmt.Fprintf(&b, "  %s needs %s (none of its inputs is there)\n", s.Name(), strings.Join(missing, ", "))
+		default:
+			fmt.Fprintf(&b, "  %s has %s; waits for %s\n", s.Name(), strings.Join(has, ", "), strings.Join(missing, ", "))
+		}
+	}
+	for _, f := range failed {
+		b.WriteString(f + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -461,13 +465,14 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	}
 	err = fmt.Errorf("precondition of step %s: %w", s.Name(), err)
 	e.observer.Executed(Execution{Run: run, Step: s.Name(), Trigger: p.sc.run.Trigger.EventBase().EventID, Inputs: p.inputs, Err: err})
+	ref := p.b.id("exception", 0)
 	if !s.StopOnError() {
-		e.log.WarnContext(ctx, "dispatch: precondition failed", "run_id", run.Run, "step", s.Name(), "error", err)
+		e.log.WarnContext(ctx, "dispatch: precondition failed", failAttrs(run, s.Name(), ref, err)...)
 		return false, nil
 	}
-	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", "run_id", run.Run, "step", s.Name(), "error", err)
-	exc := &event.ExceptionEvent{Message: err.Error()}
-	exc.EventID = p.b.id("exception", 0)
+	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", failAttrs(run, s.Name(), ref, err)...)
+	exc := &event.ExceptionEvent{Message: publicMessage(err, ref)}
+	exc.EventID = ref
 	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
 		return false, perr
 	}
@@ -490,7 +495,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		return nil
 	}
 	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs, Rerun: res.Status == Pending}
-	outs, callErr := e.call(p)
+	// The reference of a failure is the id of the ExceptionEvent it causes.
+	ref := p.b.id("exception", 0)
+	outs, callErr := e.call(p, ref)
 	if callErr == nil {
 		for _, o := range outs {
 			if !s.Declares(event.Name(o)) {
@@ -502,18 +509,17 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if callErr != nil {
 		x.Err = callErr
 		e.observer.Executed(x)
-		msg := callErr.Error()
 		if s.StopOnError() {
-			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", "run_id", run.Run, "step", s.Name(), "error", callErr)
-			exc := &event.ExceptionEvent{Message: msg}
-			exc.EventID = p.b.id("exception", 0)
+			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
+			exc := &event.ExceptionEvent{Message: publicMessage(callErr, ref)}
+			exc.EventID = ref
 			if _, err := e.publish(ctx, r, t, exc, s.Name()); err != nil {
 				return err
 			}
 		} else {
-			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", "run_id", run.Run, "step", s.Name(), "error", callErr)
+			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", failAttrs(run, s.Name(), ref, callErr)...)
 		}
-		return e.complete(ctx, run, s.Name(), p.b.key, Outcome{Failed: true, Message: msg})
+		return e.complete(ctx, run, s.Name(), p.b.key, Outcome{Failed: true, Message: callErr.Error()})
 	}
 	now := e.now().UnixNano()
 	for i, o := range outs {
@@ -540,7 +546,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	return e.complete(ctx, run, s.Name(), p.b.key, Outcome{})
 }
 
-func (e *Engine) call(p *plan) ([]event.Event, error) {
+func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
 	if e.tracer == nil {
 		return p.step.Call(p.sc, p.args)
 	}
@@ -549,9 +555,37 @@ func (e *Engine) call(p *plan) ([]event.Event, error) {
 	p.sc.Context = sctx
 	out, err := p.step.Call(p.sc, p.args)
 	if err != nil {
-		span.RecordError(err)
+		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}
+		var pe *step.PanicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, attribute.String("exception.stacktrace", string(pe.Stack)))
+		}
+		span.RecordError(err, trace.WithAttributes(attrs...))
+		span.SetStatus(codes.Error, publicMessage(err, ref))
 	}
 	return out, err
+}
+
+// publicMessage is what the end user sees of a step failure: the message
+// the step chose with step.Userf or step.WithUserMessage, else a generic
+// text naming ref, under which the full error is logged. Error texts and
+// panic values are not published: they often hold internals.
+func publicMessage(err error, ref string) string {
+	if msg, ok := step.UserMessage(err); ok {
+		return msg
+	}
+	return "the agent failed; reference " + ref
+}
+
+// failAttrs are the log attributes of a step failure: the full error, its
+// reference and, for a panic, the stack.
+func failAttrs(run RunKey, stepName, ref string, err error) []any {
+	attrs := []any{"run_id", run.Run, "step", stepName, "reference", ref, "error", err}
+	var pe *step.PanicError
+	if errors.As(err, &pe) {
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	return attrs
 }
 
 func (e *Engine) complete(ctx context.Context, run RunKey, stepName, key string, o Outcome) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 
@@ -20,6 +21,11 @@ import (
 // ErrControlEmit is returned by step.Context.Emit for a control event:
 // control events are a step's results, not something it streams.
 var ErrControlEmit = errors.New("dispatch: Emit takes display events only; return control events as results")
+
+// ErrUnregistered is returned (wrapped, with the Go type and how to
+// register it) by step.Context.Emit for an event whose Go type is not
+// registered: without a wire name it cannot be published.
+var ErrUnregistered = errors.New("dispatch: event type not registered")
 
 // ErrRunEnded is returned by step.Context.Emit once the run has published
 // its terminal event.
@@ -111,6 +117,9 @@ func (c *stepContext) Emit(ev event.Event) error {
 	if ev == nil {
 		return errors.New("dispatch: Emit(nil)")
 	}
+	if event.Name(ev) == "" {
+		return unregistered(ev)
+	}
 	if event.IsControl(ev) {
 		return fmt.Errorf("%w (got %s)", ErrControlEmit, event.Name(ev))
 	}
@@ -133,6 +142,17 @@ func (c *stepContext) Emit(ev event.Event) error {
 		return ErrRunEnded
 	}
 	return nil
+}
+
+// unregistered says which Go type lacks a registration and how to add it.
+func unregistered(ev event.Event) error {
+	t := reflect.TypeOf(ev)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := t.String() // package-qualified, e.g. "main.Progress"
+	return fmt.Errorf("%w: Emit(%T): register the type once, e.g. in an init function: func init() { event.MustRegister[%s]() }",
+		ErrUnregistered, ev, name)
 }
 
 func parseUint(raw []byte) (uint64, error) {

@@ -1,6 +1,8 @@
 package dispatch_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,4 +83,80 @@ func TestUnionList(t *testing.T) {
 	h.Send(res, &Out{})
 	h.Send(res, &In{})
 	agenttest.Equal(t, got, [][]string{{"In"}, {"In", "Out"}, {"In", "Out", "In"}})
+}
+
+// unregisteredProgress is a display event type nobody registered.
+type unregisteredProgress struct {
+	event.DisplayEvent
+	Percent int `json:"percent"`
+}
+
+// Emit of an unregistered type says which Go type and how to register it.
+func TestEmitUnregisteredType(t *testing.T) {
+	var emitErr error
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
+		emitErr = ctx.Emit(&unregisteredProgress{Percent: 50})
+		return &Out{}, nil
+	}, step.Name("s"))
+	h := agenttest.New(t, partial(t, "EmitUnregistered", s))
+	res := h.Start(&In{})
+	if !errors.Is(emitErr, dispatch.ErrUnregistered) {
+		t.Fatalf("Emit(unregistered) = %v, want ErrUnregistered", emitErr)
+	}
+	for _, want := range []string{"*dispatch_test.unregisteredProgress", "event.MustRegister[dispatch_test.unregisteredProgress]()", "init"} {
+		if !strings.Contains(emitErr.Error(), want) {
+			t.Errorf("error %q does not mention %q", emitErr, want)
+		}
+	}
+	if n := len(res.Display()); n != 0 {
+		t.Errorf("%d display events published, want none", n)
+	}
+}
+
+// A step's error reaches the end user only as the message the step chose;
+// any other error text, and a panic's value, stay in the logs under the
+// reference the published message names.
+func TestFailureMessages(t *testing.T) {
+	const secret = "postgres://admin:hunter2@db"
+	cases := []struct {
+		name string
+		fn   func() error
+		want string // the published message; "" means the generic one
+	}{
+		{"plain error", func() error { return errors.New("dial " + secret + ": refused") }, ""},
+		{"user error", func() error {
+			return fmt.Errorf("retrieve: %w", step.WithUserMessage(errors.New("dial "+secret), "the knowledge base is unavailable"))
+		}, "the knowledge base is unavailable"},
+		{"userf", func() error { return step.Userf("%d documents are too many", 7) }, "7 documents are too many"},
+		{"panic", func() error { panic("index out of range at " + secret) }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := step.New(func(ctx step.Context, in *In) (*Out, error) { return nil, tc.fn() }, step.Name("s"))
+			h := agenttest.New(t, partial(t, "Fails", s))
+			res := h.Start(&In{})
+			exc, ok := res.Terminal().(*event.ExceptionEvent)
+			if !ok {
+				t.Fatalf("terminal %v, want an ExceptionEvent", res.Terminal())
+			}
+			want := tc.want
+			if want == "" {
+				want = "the agent failed; reference " + exc.EventID
+			}
+			agenttest.Equal(t, exc.Message, want)
+			for _, p := range res.Events() {
+				data, err := event.Marshal(p.Event)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(data), "hunter2") {
+					t.Errorf("published %s carries the secret: %s", event.Name(p.Event), data)
+				}
+			}
+			xs := res.Executions()
+			if len(xs) != 1 || xs[0].Err == nil || (tc.name != "userf" && !strings.Contains(xs[0].Err.Error(), "hunter2")) {
+				t.Errorf("executions %+v: want the full error observed", xs)
+			}
+		})
+	}
 }

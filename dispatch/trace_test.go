@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
 
@@ -45,5 +47,52 @@ func TestTracing(t *testing.T) {
 	}
 	if stepTracer != tr {
 		t.Fatal("Context.Tracer is not the engine's tracer")
+	}
+}
+
+// errTracer's spans record the errors and attributes they get.
+type errTracer struct {
+	embedded.Tracer
+	mu    sync.Mutex
+	attrs map[string]string
+	errs  []error
+}
+
+type errSpan struct {
+	trace.Span
+	t *errTracer
+}
+
+func (s errSpan) RecordError(err error, opts ...trace.EventOption) {
+	cfg := trace.NewEventConfig(opts...)
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	s.t.errs = append(s.t.errs, err)
+	for _, kv := range cfg.Attributes() {
+		s.t.attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+}
+
+func (t *errTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, span := noop.NewTracerProvider().Tracer("").Start(ctx, name, opts...)
+	return ctx, errSpan{Span: span, t: t}
+}
+
+// A failed step's span gets the full error, the reference the published
+// message names and, for a panic, the stack.
+func TestFailedStepSpan(t *testing.T) {
+	tr := &errTracer{attrs: map[string]string{}}
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { panic("secret value 42") }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "TracedFailure", s), agenttest.WithEngineOptions(dispatch.WithTracer(tr)))
+	res := h.Start(&In{})
+	exc, ok := agenttest.TerminalAs[*event.ExceptionEvent](res)
+	if !ok {
+		t.Fatalf("terminal %v, want an ExceptionEvent", res.Terminal())
+	}
+	if len(tr.errs) != 1 || !strings.Contains(tr.errs[0].Error(), "secret value 42") {
+		t.Fatalf("span errors %v, want the panic", tr.errs)
+	}
+	if tr.attrs["error.reference"] != exc.EventID || !strings.Contains(tr.attrs["exception.stacktrace"], "TestFailedStepSpan") {
+		t.Fatalf("span attributes %v, want the reference %s and the panic's stack", tr.attrs, exc.EventID)
 	}
 }

@@ -51,6 +51,11 @@ func (g *Gateway) fail(w http.ResponseWriter, err error) {
 
 // authenticate returns the caller or writes 401/500.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.UserIdentity, bool) {
+	return g.authenticateWith(w, r, g.fail)
+}
+
+// authenticateWith is authenticate with the error shape of fail.
+func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail func(http.ResponseWriter, error)) (*event.UserIdentity, bool) {
 	if u, ok := r.Context().Value(userKey{}).(*event.UserIdentity); ok {
 		return u, true // guard authenticated the request
 	}
@@ -61,9 +66,9 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.U
 	if err != nil {
 		if errors.Is(err, ErrUnauthenticated) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="saap-gateway"`)
-			writeError(w, http.StatusUnauthorized, err.Error(), "")
+			fail(w, &requestError{status: http.StatusUnauthorized, msg: err.Error()})
 		} else {
-			g.fail(w, fmt.Errorf("gateway: authenticate: %w", err))
+			fail(w, fmt.Errorf("gateway: authenticate: %w", err))
 		}
 		return nil, false
 	}
@@ -178,7 +183,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, stream bool
 	className, id, name := r.PathValue("class"), r.PathValue("id"), r.PathValue("event")
 	class, ok := g.reg.get(className)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown agent class %q", className), "agent_class")
+		writeError(w, http.StatusNotFound, g.unknownClass(className), "agent_class")
 		return
 	}
 	if err := validToken("agent_id", id); err != nil {

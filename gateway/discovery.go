@@ -22,6 +22,8 @@ type Class struct {
 	Response *event.AgentClassDiscoveryResponseEvent
 	// Discovered is when the class last answered a discovery request.
 	Discovered time.Time
+
+	gen uint64 // the registry's generation when the class was put
 }
 
 // Name returns the class's agent_class.
@@ -67,6 +69,24 @@ func (c *Class) chatStart() (event.EventSpecs, bool) {
 type registry struct {
 	mu      sync.RWMutex
 	classes map[string]*Class
+	// changed is closed, and replaced, whenever a class is added.
+	changed chan struct{}
+	// gen counts the classes put, so a cycle knows which came after its
+	// start without trusting the clock.
+	gen uint64
+	// cycles counts the completed discovery cycles; last is when the
+	// latest ended.
+	cycles int
+	last   time.Time
+}
+
+// putLocked serves c; the caller holds mu.
+func (r *registry) putLocked(c *Class) {
+	r.gen++
+	c.gen = r.gen
+	r.classes[c.Name()] = c
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 func (r *registry) get(name string) (*Class, bool) {
@@ -102,8 +122,88 @@ func (g *Gateway) AddClass(resp *event.AgentClassDiscoveryResponseEvent) error {
 	c.Discovered = g.now()
 	g.reg.mu.Lock()
 	defer g.reg.mu.Unlock()
-	g.reg.classes[c.Name()] = c
+	g.reg.putLocked(c)
 	return nil
+}
+
+// WaitClass blocks until the gateway serves the class called name (it
+// answered discovery, announced itself or was added) and returns it, or
+// returns ctx's error. Tests and embedders use it to wait for an agent
+// they started without sleeping.
+func (g *Gateway) WaitClass(ctx context.Context, name string) (*Class, error) {
+	for {
+		g.reg.mu.RLock()
+		c, ok := g.reg.classes[name]
+		changed := g.reg.changed
+		g.reg.mu.RUnlock()
+		if ok {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gateway: waiting for class %s: %w", name, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// unknownClass explains a request for a class the gateway does not serve:
+// whether discovery has run yet and which classes it knows.
+func (g *Gateway) unknownClass(name string) string {
+	g.reg.mu.RLock()
+	known := make([]string, 0, len(g.reg.classes))
+	for n := range g.reg.classes {
+		known = append(known, n)
+	}
+	cycles, last := g.reg.cycles, g.reg.last
+	g.reg.mu.RUnlock()
+	slices.Sort(known)
+	list := "none"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	ran := "no discovery cycle has completed yet"
+	if cycles > 0 {
+		ran = "the last discovery cycle ended at " + last.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("unknown agent class %q (known classes: %s; %s)", name, list, ran)
+}
+
+// announcePattern matches the announcements agents publish when they start.
+var announcePattern = topic.DiscoveryAnnouncements(topic.KindAgent)
+
+// listenAnnouncements serves every class that announces itself, at once,
+// so an agent started after the gateway needs no discovery cycle.
+func (g *Gateway) listenAnnouncements(ctx context.Context) (bus.Subscription, error) {
+	sub, err := g.bus.Subscribe(ctx, announcePattern, "", g.announced)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: subscribe %s: %w", announcePattern, err)
+	}
+	return sub, nil
+}
+
+func (g *Gateway) announced(m *bus.Msg) {
+	resp, err := event.UnmarshalAs[event.AgentClassDiscoveryResponseEvent](m.Data)
+	var c *Class
+	if err == nil {
+		c, err = newClass(resp)
+	}
+	if err != nil {
+		g.log.Warn("gateway: ignoring malformed class announcement", "subject", m.Subject, "err", err)
+		return
+	}
+	// class_discovery.agent.<Class>.*.announce.<id>: the subject names the
+	// class the payload describes.
+	if tokens := strings.Split(m.Subject, "."); len(tokens) != 6 || tokens[2] != c.Name() {
+		g.log.Warn("gateway: ignoring class announcement whose subject names another class",
+			"subject", m.Subject, "agent_class", c.Name())
+		return
+	}
+	c.Discovered = g.now()
+	g.reg.mu.Lock()
+	g.reg.putLocked(c)
+	g.reg.mu.Unlock()
+	g.log.Info("gateway: class announced", "class", c.Name())
 }
 
 // newClass checks a discovery answer and wraps it.
@@ -166,6 +266,10 @@ func (g *Gateway) Discover(ctx context.Context, want ...string) ([]string, error
 		_ = sub.Unsubscribe()
 	}()
 
+	// Classes put from here on may have missed the request.
+	g.reg.mu.RLock()
+	startGen := g.reg.gen
+	g.reg.mu.RUnlock()
 	// A bare BaseEvent subclass without fields.
 	data, err := event.Marshal(event.Stamp(&event.ClassDiscoveryRequestEvent{}))
 	if err != nil {
@@ -210,12 +314,16 @@ collect:
 	}
 
 	g.reg.mu.Lock()
-	for name, c := range seen {
-		g.reg.classes[name] = c
+	for _, c := range seen {
+		g.reg.putLocked(c)
 	}
 	if full {
-		for name := range g.reg.classes {
-			if _, ok := seen[name]; !ok {
+		g.reg.cycles++
+		g.reg.last = g.now()
+		for name, c := range g.reg.classes {
+			// A class announced or added during the window could not
+			// answer a request sent before it started.
+			if _, ok := seen[name]; !ok && c.gen <= startGen {
 				g.log.Info("gateway: class did not answer discovery; endpoints removed", "class", name)
 				delete(g.reg.classes, name)
 			}
@@ -243,8 +351,15 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// discoverLoop runs a discovery cycle every period until ctx is done.
+// discoverLoop serves announced classes and runs a discovery cycle every
+// period until ctx is done. It listens for announcements before the first
+// cycle's request goes out.
 func (g *Gateway) discoverLoop(ctx context.Context) {
+	if sub, err := g.listenAnnouncements(ctx); err != nil {
+		g.log.Warn("gateway: class announcements are not served; new agents wait for a discovery cycle", "err", err)
+	} else {
+		defer func() { _ = sub.Unsubscribe() }()
+	}
 	t := time.NewTicker(g.cfg.DiscoveryPeriod)
 	defer t.Stop()
 	for {

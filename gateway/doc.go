@@ -6,7 +6,11 @@
 // A Gateway is an http.Handler. It learns which agent classes exist by
 // discovery: every DiscoveryPeriod it publishes a ClassDiscoveryRequestEvent
 // and collects the classes' answers for DiscoveryWindow (Run or
-// ListenAndServe do this; Discover runs one cycle on demand). Every event
+// ListenAndServe do this; Discover runs one cycle on demand). Run and
+// ListenAndServe also serve a class as soon as its agent announces itself
+// at start (its discovery answer, published unsolicited on
+// class_discovery.agent.<Class>.*.announce.<event_id>), so a new agent is
+// reachable at once rather than after the next cycle. Every event
 // the gateway receives or sends, discovery answers included, passes the
 // event codec: a Class holds its answer as an
 // event.AgentClassDiscoveryResponseEvent. For every start
@@ -61,7 +65,12 @@
 // made from ChunkEvents, a final chunk with finish_reason, then
 // `data: [DONE]`; or a non-streaming ChatCompletion. metadata.thread_id
 // and metadata.display_id continue a conversation; a HITL question asked
-// in a thread is answered by the next message there.
+// in a thread is answered by the next message there. Every chunk and the
+// final object carry the requested model; usage sums the run's
+// LLMCostEvents (null when it reported none). GET /v1/models (and
+// /v1/models/{model}) lists the conversational classes served. Errors of
+// these endpoints have OpenAI's shape, {"error":{"message","type","param",
+// "code"}}, so OpenAI clients show them.
 //
 // Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
 // Anonymous for local development, which ListenAndServe serves only on

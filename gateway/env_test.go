@@ -61,6 +61,11 @@ func TestGateway(t *testing.T) {
 		{"CORS", testCORS},
 		{"HITLUnfollowedQuestion", testHITLUnfollowedQuestion},
 		{"ClientIdentityHeaders", testClientIdentityHeaders},
+		{"OpenAIModelAndUsage", testOpenAIModelAndUsage},
+		{"OpenAIModels", testOpenAIModels},
+		{"OpenAIErrorShape", testOpenAIErrorShape},
+		{"AnnouncedClassIsServedAtOnce", testAnnouncedClassIsServedAtOnce},
+		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

@@ -77,7 +77,7 @@ func Example() {
 	fmt.Println(resp.Status, strings.TrimSpace(string(body)))
 	// Output:
 	// 200 OK StopEvent
-	// 404 Not Found {"detail":"unknown agent class \"NoSuchAgent\"","field":"agent_class"}
+	// 404 Not Found {"detail":"unknown agent class \"NoSuchAgent\" (known classes: EchoAgent; no discovery cycle has completed yet)","field":"agent_class"}
 }
 
 // A gateway for production: thread membership and HITL questions in a

@@ -174,7 +174,7 @@ func New(cfg Config) (*Gateway, error) {
 		limits:    newLimits(cfg),
 		forward:   make(map[string]bool),
 		log:       cfg.Logger,
-		reg:       registry{classes: make(map[string]*Class)},
+		reg:       registry{classes: make(map[string]*Class), changed: make(chan struct{})},
 		chats:     &openRequests{m: make(map[string]openRequest)},
 	}
 	for _, h := range cfg.ForwardHeaders {
@@ -195,8 +195,16 @@ func (g *Gateway) routes() {
 		m.HandleFunc("POST "+prefix, g.guard(func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, false) }, false))
 		m.HandleFunc("POST "+prefix+"/stream", g.guard(func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, true) }, false))
 	}
-	m.HandleFunc("POST /v1/chat/completions", g.guard(g.serveChat, true))
-	m.HandleFunc("POST /api/v1/{tenant}/openai/chat/completions", g.guard(g.serveChat, true))
+	for _, prefix := range []string{"/v1", "/api/v1/{tenant}/openai"} {
+		m.HandleFunc("POST "+prefix+"/chat/completions", g.guard(g.serveChat, true))
+		m.HandleFunc("GET "+prefix+"/models", g.serveModels)
+		m.HandleFunc("GET "+prefix+"/models/{model...}", g.serveModel)
+		// Anything else under the OpenAI prefix gets an OpenAI-shaped 404
+		// or 405, which OpenAI clients can show.
+		m.HandleFunc(prefix+"/", g.openAINotFound)
+		m.HandleFunc(prefix+"/chat/completions", g.openAINotAllowed("POST"))
+		m.HandleFunc(prefix+"/models", g.openAINotAllowed("GET"))
+	}
 	m.HandleFunc("GET /api/v1/health", g.serveHealth)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")

@@ -142,8 +142,12 @@ func (g *Gateway) guard(h http.HandlerFunc, chat bool) http.HandlerFunc {
 		}
 		writeError(w, status, msg, "")
 	}
+	fail := g.fail
+	if chat {
+		fail = g.chatFail
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		user, ok := g.authenticate(w, r)
+		user, ok := g.authenticateWith(w, r, fail)
 		if !ok {
 			return
 		}

@@ -146,7 +146,7 @@ func (g *Gateway) chatFail(w http.ResponseWriter, err error) {
 
 // serveChat serves the OpenAI-compatible chat completions endpoint.
 func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
-	user, ok := g.authenticate(w, r)
+	user, ok := g.authenticateWith(w, r, g.chatFail)
 	if !ok {
 		return
 	}
@@ -168,7 +168,7 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	class, ok := g.reg.get(className)
 	if !ok {
-		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: unknown agent class %q", req.Model, className), "model")
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: %s", req.Model, g.unknownClass(className)), "model")
 		return
 	}
 	spec, ok := class.chatStart()
@@ -291,7 +291,7 @@ type completion struct {
 	streamed  strings.Builder
 	chunks    []timedText
 	usage     usage
-	costModel string
+	costs     int // LLMCostEvents seen
 }
 
 type timedText struct {
@@ -340,13 +340,12 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 			c.streamed.WriteString(f.Content)
 			c.chunks = append(c.chunks, timedText{f.CreatedAt, f.Content})
 			if s != nil {
-				model := cmp.Or(f.ModelName, req.Model)
 				delta := map[string]any{"content": f.Content}
 				if first {
 					delta["role"] = "assistant"
 					first = false
 				}
-				return s.data(c.chunk(model, delta, nil, nil))
+				return s.data(c.chunk(delta, nil))
 			}
 		case event.IsLLMCost(x.event):
 			f, ok := as[event.LLMCostEvent](x)
@@ -356,7 +355,7 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 			c.usage.Prompt += f.PromptTokenCount
 			c.usage.Completion += f.CompletionTokenCount
 			c.usage.Total += f.PromptTokenCount + f.CompletionTokenCount
-			c.costModel = cmp.Or(f.LLMName, c.costModel)
+			c.costs++
 		}
 		return nil
 	}, tick)
@@ -390,7 +389,7 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 			delta["content"] = tail
 		}
 		stop := "stop"
-		if err := s.data(c.chunk(req.Model, delta, &stop, nil)); err != nil {
+		if err := s.data(c.chunk(delta, &stop)); err != nil {
 			return
 		}
 		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
@@ -415,36 +414,43 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 		"id":      c.id,
 		"object":  "chat.completion",
 		"created": c.created,
-		"model":   cmp.Or(c.costModel, req.Model),
+		"model":   c.model,
 		"choices": []any{map[string]any{
 			"index":         0,
 			"message":       map[string]any{"role": "assistant", "content": text.String(), "refusal": nil},
 			"finish_reason": "stop",
 			"logprobs":      nil,
 		}},
-		"usage": c.usage,
+		"usage": c.usageOrNil(),
 	})
 }
 
-func (c *completion) chunk(model string, delta map[string]any, finish *string, u *usage) []byte {
-	m := map[string]any{
+// usageOrNil is the token usage the run's LLMCostEvents reported, or nil
+// (JSON null) when it reported none: zeros would claim a free run.
+func (c *completion) usageOrNil() *usage {
+	if c.costs == 0 {
+		return nil
+	}
+	return &c.usage
+}
+
+// chunk is one chat.completion.chunk. Every chunk and the final object name
+// the requested model, so clients see one model per response.
+func (c *completion) chunk(delta map[string]any, finish *string) []byte {
+	data, _ := json.Marshal(map[string]any{
 		"id":      c.id,
 		"object":  "chat.completion.chunk",
 		"created": c.created,
-		"model":   model,
+		"model":   c.model,
 		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}},
-	}
-	if u != nil {
-		m["usage"] = u
-	}
-	data, _ := json.Marshal(m)
+	})
 	return data
 }
 
 func (c *completion) usageChunk() []byte {
 	data, _ := json.Marshal(map[string]any{
 		"id": c.id, "object": "chat.completion.chunk", "created": c.created,
-		"model": cmp.Or(c.costModel, c.model), "choices": []any{}, "usage": c.usage,
+		"model": c.model, "choices": []any{}, "usage": c.usageOrNil(),
 	})
 	return data
 }
@@ -509,4 +515,63 @@ func unstreamed(streamed, final string) string {
 		return final[len(streamed):]
 	}
 	return ""
+}
+
+// model is one entry of the OpenAI model list: an agent class. Chat
+// requests name "<id>/<agent_id>".
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func modelOf(c *Class) model {
+	return model{ID: c.Name(), Object: "model", Created: c.Discovered.Unix(), OwnedBy: "saap-gateway"}
+}
+
+// serveModels lists the conversational classes the gateway serves, which
+// the chat endpoint can talk to, in OpenAI's list format.
+func (g *Gateway) serveModels(w http.ResponseWriter, r *http.Request) {
+	if _, ok := g.authenticateWith(w, r, g.chatFail); !ok {
+		return
+	}
+	data := []model{}
+	for _, c := range g.reg.list() {
+		if _, ok := c.chatStart(); ok {
+			data = append(data, modelOf(c))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// serveModel describes one conversational class; the model may also be a
+// chat model "<AgentClass>/<agent_id>".
+func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request) {
+	if _, ok := g.authenticateWith(w, r, g.chatFail); !ok {
+		return
+	}
+	name := r.PathValue("model")
+	className, _, _ := strings.Cut(name, "/")
+	c, ok := g.reg.get(className)
+	if !ok {
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: %s", name, g.unknownClass(className)), "model")
+		return
+	}
+	if _, ok := c.chatStart(); !ok {
+		openAIError(w, http.StatusNotFound, fmt.Sprintf("model %q: agent class %s is not conversational", name, className), "model")
+		return
+	}
+	writeJSON(w, http.StatusOK, modelOf(c))
+}
+
+func (g *Gateway) openAINotFound(w http.ResponseWriter, r *http.Request) {
+	openAIError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
+}
+
+func (g *Gateway) openAINotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		openAIError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed, use %s", r.Method, r.URL.Path, allow), "")
+	}
 }

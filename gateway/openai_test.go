@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -10,16 +13,23 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/saap-go/agent/event"
 )
 
 // openaiClient is the official OpenAI Go client pointed at the gateway.
 func openaiClient(e *env, token string) openai.Client {
-	return openai.NewClient(
-		option.WithBaseURL(e.srv.URL+"/v1/"),
+	return openai.NewClient(optionsFor(e.srv, token)...)
+}
+
+// optionsFor points an OpenAI client at srv as the user of token.
+func optionsFor(srv *httptest.Server, token string) []option.RequestOption {
+	return []option.RequestOption{
+		option.WithBaseURL(srv.URL + "/v1/"),
 		option.WithAPIKey(token),
-		option.WithHTTPClient(e.srv.Client()),
+		option.WithHTTPClient(srv.Client()),
 		option.WithMaxRetries(0),
-	)
+	}
 }
 
 func testOpenAIStreaming(t *testing.T, nb newBusFunc) {
@@ -168,5 +178,136 @@ func testOpenAIErrors(t *testing.T, nb newBusFunc) {
 		Model: "EchoAgent/dev_agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 	}); err == nil {
 		t.Error("unknown token accepted")
+	}
+}
+
+// Every chunk and the final object name the requested model; usage comes
+// from the run's LLMCostEvents, and is null when there were none.
+func testOpenAIModelAndUsage(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	client := openaiClient(e, tokenAlice)
+	const model = "EchoAgent/dev_agent"
+	stream := client.Chat.Completions.NewStreaming(ctxTimeout(t), openai.ChatCompletionNewParams{
+		Model:         model,
+		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("costly")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	var models []string
+	var last openai.ChatCompletionChunk
+	for stream.Next() {
+		last = stream.Current()
+		models = append(models, last.Model)
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	if len(models) < 3 || slices.ContainsFunc(models, func(m string) bool { return m != model }) {
+		t.Errorf("chunk models %q, want %q in every chunk", models, model)
+	}
+	if u := last.Usage; u.PromptTokens != 30 || u.CompletionTokens != 12 || u.TotalTokens != 42 {
+		t.Errorf("streamed usage %+v, want 30+12=42", u)
+	}
+
+	res, err := client.Chat.Completions.New(ctxTimeout(t), openai.ChatCompletionNewParams{
+		Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("costly")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model != model || res.Usage.PromptTokens != 30 || res.Usage.CompletionTokens != 12 || res.Usage.TotalTokens != 42 {
+		t.Errorf("completion model %q usage %+v, want %q and 30+12=42", res.Model, res.Usage, model)
+	}
+
+	resp := post(t, e.srv, tokenAlice, "/v1/chat/completions", `{"model":"EchoAgent/dev_agent","messages":[{"role":"user","content":"hi"}]}`)
+	body := decodeJSON(t, resp.Body)
+	if u, ok := body["usage"]; !ok || u != nil || body["model"] != model {
+		t.Errorf("without cost events: model %v usage %v, want %q and null", body["model"], body["usage"], model)
+	}
+}
+
+// GET /v1/models lists the conversational classes in OpenAI's format.
+func testOpenAIModels(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	// A class without a chat start event is not a model.
+	if err := e.gw.AddClass(&event.AgentClassDiscoveryResponseEvent{AgentClass: "CronOnly", StartEvents: []event.EventSpecs{{
+		EventName: "CronStartEvent", EventParents: []string{"CronStartEvent", "StartEvent", "ControlAndDisplayEvent", "ControlEvent", "DisplayEvent"},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	client := openaiClient(e, tokenAlice)
+	page, err := client.Models.List(ctxTimeout(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range page.Data {
+		ids = append(ids, m.ID)
+		if m.Object != "model" || m.OwnedBy == "" || m.Created == 0 {
+			t.Errorf("model %+v: want object, owned_by and created", m)
+		}
+	}
+	if !slices.Equal(ids, []string{"EchoAgent"}) {
+		t.Errorf("models %q, want [EchoAgent]", ids)
+	}
+	m, err := client.Models.Get(ctxTimeout(t), "EchoAgent")
+	if err != nil || m.ID != "EchoAgent" {
+		t.Errorf("Get(EchoAgent) = %+v, %v", m, err)
+	}
+	_, err = client.Models.Get(ctxTimeout(t), "CronOnly")
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || !strings.Contains(apiErr.Message, "not conversational") {
+		t.Errorf("Get(CronOnly) = %v, want 404 not conversational", err)
+	}
+}
+
+// Every error of the OpenAI endpoints has OpenAI's shape.
+func testOpenAIErrorShape(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	get := func(token, path string) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	chat := `{"model":"EchoAgent/dev_agent","messages":[{"role":"user","content":"hi"}]}`
+	cases := []struct {
+		name   string
+		resp   *http.Response
+		status int
+		typ    string
+	}{
+		{"bad token", post(t, e.srv, "nope", "/v1/chat/completions", chat), 401, "authentication_error"},
+		{"bad token on models", get("nope", "/v1/models"), 401, "authentication_error"},
+		{"not JSON", post(t, e.srv, tokenAlice, "/v1/chat/completions", `{`), 400, "invalid_request_error"},
+		{"unknown model", post(t, e.srv, tokenAlice, "/v1/chat/completions", `{"model":"Nope/x","messages":[{"role":"user","content":"hi"}]}`), 404, "not_found_error"},
+		{"agent exception", post(t, e.srv, tokenAlice, "/v1/chat/completions", `{"model":"EchoAgent/dev_agent","messages":[{"role":"user","content":"fail"}]}`), 418, "invalid_request_error"},
+		{"unknown route", post(t, e.srv, tokenAlice, "/v1/completions", chat), 404, "not_found_error"},
+		{"wrong method", get(tokenAlice, "/v1/chat/completions"), 405, "invalid_request_error"},
+		{"tenant route", get("nope", "/api/v1/acme/openai/models"), 401, "authentication_error"},
+	}
+	for _, c := range cases {
+		var body struct {
+			Error map[string]json.RawMessage `json:"error"`
+		}
+		data, _ := io.ReadAll(c.resp.Body)
+		if err := json.Unmarshal(data, &body); err != nil || c.resp.StatusCode != c.status {
+			t.Errorf("%s: %d %s, want %d with an OpenAI error", c.name, c.resp.StatusCode, data, c.status)
+			continue
+		}
+		for _, k := range []string{"message", "type", "param", "code"} {
+			if _, ok := body.Error[k]; !ok {
+				t.Errorf("%s: error %s lacks %q", c.name, data, k)
+			}
+		}
+		if string(body.Error["type"]) != `"`+c.typ+`"` {
+			t.Errorf("%s: type %s, want %s", c.name, body.Error["type"], c.typ)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 //	"ask"    → HITL input request (answered: StopEvent echoing the answer)
 //	"silent" → nothing (for timeouts)
 //	"late"   → chunks "Hel", "lo" and a stop whose answer is "Hello, world"
+//	"costly" → as other, with two LLMCostEvents (10+5 and 20+7 tokens)
 //	other    → chunks "Hel", "lo" and a stop whose answer is "Hello"
 type responder struct {
 	t     testing.TB
@@ -156,6 +157,13 @@ func (r *responder) handle(m *bus.Msg) {
 				answer = "Hello, world"
 			}
 			r.emit(ctx, run, &event.ChunkEvent{Content: "Hel", ModelName: "scripted"})
+			if text == "costly" {
+				for _, n := range [][2]int64{{10, 5}, {20, 7}} {
+					cost := &event.LLMCostEvent{LLMName: "scripted-llm"}
+					cost.PromptTokenCount, cost.CompletionTokenCount = n[0], n[1]
+					r.emit(ctx, run, cost)
+				}
+			}
 			r.emit(ctx, run, &event.ChunkEvent{Content: "lo", ModelName: "scripted"})
 			r.emit(ctx, run, stopWith(answer))
 		}

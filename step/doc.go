@@ -42,7 +42,10 @@
 // (streamed chunks), an idempotency key that is stable across a re-run after
 // a crash, a logger, a tracer and the agent configuration (Config[T]). A
 // panic in a step or precondition is recovered into a *PanicError and
-// treated like any other error.
+// treated like any other error. A failing step's ExceptionEvent shows the
+// end user only a message the step chose (Userf, WithUserMessage); any other
+// error text, and every panic, is logged under a reference that the
+// published message names.
 //
 // NewWorkflow validates the whole set at once and
 // reports every problem in a *ValidationError, each with a hint: invalid
