@@ -31,7 +31,8 @@ var (
 
 // Run runs a until ctx is cancelled, then shuts down gracefully and returns
 // nil. It returns an error at once if the agent is invalid or the runner
-// cannot connect or set up its stream and consumer.
+// cannot connect or set up its stream and consumer, and later if the NATS
+// connection closes for good.
 //
 // With no options, Run starts an embedded nats-server (JetStream in a
 // temporary directory) and keeps run state in JetStream KV. NATS_URL (or the
@@ -135,7 +136,10 @@ func (r *Runner) Info() Info {
 }
 
 // Run serves until ctx is cancelled and returns nil after a graceful
-// shutdown (see the package function Run). A runner runs once.
+// shutdown (see the package function Run). If the NATS connection closes
+// for good (the client gave up on it), Run shuts down and returns an error
+// wrapping bus.ErrClosed, so a supervisor can restart the process. A runner
+// runs once.
 func (r *Runner) Run(ctx context.Context) (err error) {
 	if !r.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -198,7 +202,18 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
 		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store)
 
-	<-ctx.Done()
+	var lost <-chan struct{} // nil (never ready) for a bus that cannot tell
+	if c, ok := b.(interface{ Closed() <-chan struct{} }); ok {
+		lost = c.Closed()
+	}
+	select {
+	case <-ctx.Done():
+	case <-lost:
+		r.log.Error("agent runner stopping: the NATS connection closed for good")
+		res.closeDiscovery()
+		srv.shutdown(cons, r.o.shutdownTimeout)
+		return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
+	}
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
 	res.closeDiscovery()
 	srv.shutdown(cons, r.o.shutdownTimeout)
@@ -385,6 +400,8 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 		dispatch.WithConfig(&cfg),
 		dispatch.WithHeartbeat(r.o.ackWait / 3),
 		dispatch.WithTracer(tp.Tracer(tracerName)),
+		dispatch.WithOutageBudget(r.o.outageBudget),
+		dispatch.WithMaxDeliver(r.o.maxDeliver),
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))

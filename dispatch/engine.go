@@ -58,6 +58,9 @@ type Engine struct {
 	observed   bool // an Observer was given: collect what it is told
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
+	budget     time.Duration // outage budget for transient failures
+	maxDeliver int           // the consumer's MaxDeliver; <= 0: unlimited
+	last       uint64        // delivery count at which a failing event is given up
 	beats      beats
 }
 
@@ -93,7 +96,8 @@ func WithCacheSize(n int) Option { return func(e *Engine) { e.cache.max = max(n,
 func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
 
 // WithBackoff sets the Nak delay after a transient failure, as a function of
-// the delivery count (default: 1 s doubling up to 30 s).
+// the delivery count (default: 1 s doubling up to 30 s). The delays count
+// against the outage budget (WithOutageBudget).
 func WithBackoff(f func(delivered uint64) time.Duration) Option {
 	return func(e *Engine) { e.backoff = f }
 }
@@ -131,10 +135,12 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		config:    emptyConfig{},
 		now:       time.Now,
 		backoff:   bus.Backoff,
+		budget:    DefaultOutageBudget,
 	}
 	for _, o := range opts {
 		o(e)
 	}
+	e.last = e.lastDelivery()
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -229,8 +235,10 @@ func (nopObserver) Dropped(Drop)       {}
 // has published its outputs or recorded its failure —, InProgress heartbeats
 // meanwhile, DeadLetter for a subject that does not parse, a foreign class or
 // an undecodable payload, and Nak with backoff on transient failures of the
-// store or the bus. ctx bounds the handling; steps see a context derived
-// from it.
+// store or the bus. A permanent failure (IsPermanent), or a transient one
+// that outlasts the outage budget or the consumer's MaxDeliver, ends the run
+// with an ExceptionEvent and dead-letters the event: nothing is dropped in
+// silence. ctx bounds the handling; steps see a context derived from it.
 func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	var err error
 	m := d.Msg()
@@ -259,13 +267,15 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
 		defer func() { end(err) }()
 	}
+	if n := d.NumDelivered(); n > e.last {
+		// Delivered again after the last try: the handling before never
+		// settled it (a crash loop, or a dead letter that failed).
+		e.giveUp(ctx, t, ev, d, fmt.Sprintf("dispatch: %s %s delivered %d times without being handled (outage budget %s, max deliver %d)",
+			event.Name(ev), ev.EventBase().EventID, n, e.budget, e.maxDeliver))
+		return
+	}
 	if err = e.process(ctx, t, ev, d.Seq(), d); err != nil {
-		delay := e.backoff(d.NumDelivered())
-		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
-			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)
-		if nerr := d.Nak(delay); nerr != nil {
-			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", m.Subject, "error", nerr)
-		}
+		e.failed(ctx, t, ev, d, err)
 		return
 	}
 	if err := d.Ack(ctx); err != nil {

@@ -19,8 +19,9 @@ import (
 // Process handles one control event of the engine's class, delivered at
 // stream sequence seq with subject t, and returns once every step it started
 // has published its outputs or recorded its failure (dispatch.md §2 with
-// D1–D15). An error means a transient failure (store or bus): the caller
-// should have the event redelivered; handling it again is safe. Handle is
+// D1–D15). An error means the event was not handled: a permanent failure
+// (IsPermanent) must not be retried; any other is transient (store or bus)
+// and the event should be redelivered; handling it again is safe. Handle is
 // Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
 	return e.process(ctx, t, ev, seq, nil)

@@ -1,0 +1,165 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/agenttest"
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// downStore fails every Claim with err (a store that is down, or one
+// whose data cannot be used).
+type downStore struct {
+	*dispatch.MemoryStore
+	err    error
+	claims int
+}
+
+func (s *downStore) Claim(context.Context, dispatch.RunKey, dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	s.claims++
+	return dispatch.ClaimResult{}, s.err
+}
+
+// deadLetters returns the dead letters stored on h's bus.
+func deadLetters(t *testing.T, h *agenttest.Harness) []*bus.StoredMsg {
+	t.Helper()
+	dl := bus.DefaultDeadLetters()
+	var out []*bus.StoredMsg
+	for seq := uint64(1); ; {
+		m, err := h.Bus().NextMsg(t.Context(), dl.Stream, "", seq)
+		if errors.Is(err, bus.ErrNotFound) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+		seq = m.Seq + 1
+	}
+}
+
+func TestIsPermanent(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{errors.New("redis: connection refused"), false},
+		{context.DeadlineExceeded, false},
+		{dispatch.Permanent(errors.New("bad")), true},
+		{bus.Permanent(errors.New("bad")), true},
+		{&bus.PayloadError{Subject: "a", Size: 2, Max: 1}, true},
+		{&topic.LengthError{Len: 5000, Max: topic.MaxSubjectLen}, true},
+		{&topic.TokenError{Token: "run_id", Value: "a.b", Pos: 1, Char: '.'}, true},
+	} {
+		if got := dispatch.IsPermanent(tc.err); got != tc.want {
+			t.Errorf("IsPermanent(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+	if dispatch.Permanent(nil) != nil {
+		t.Error("Permanent(nil) != nil")
+	}
+}
+
+// A transient failure is retried with backoff until the outage budget is
+// spent; then the run ends with an ExceptionEvent and the trigger is
+// dead-lettered, never dropped in silence.
+func TestOutageBudgetEndsTheRun(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	st := &downStore{MemoryStore: dispatch.NewMemoryStore(), err: errFlaky}
+	// Delays 1 s, 2 s, then 4 s would pass the 5 s budget: three tries.
+	h := agenttest.New(t, partial(t, "Outage", s), agenttest.WithStore(st),
+		agenttest.WithEngineOptions(dispatch.WithOutageBudget(5*time.Second)))
+	res := h.Start(&In{})
+	agenttest.Equal(t, st.claims, 1)
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
+	h.Advance(time.Second)
+	agenttest.Equal(t, st.claims, 2)
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
+	h.Advance(2 * time.Second)
+	agenttest.Equal(t, st.claims, 3)
+	if res.Count("ExceptionEvent") != 1 {
+		t.Fatalf("after the budget: %v, want one ExceptionEvent", res.Names())
+	}
+	msg := res.Get("ExceptionEvent")[0].(*event.ExceptionEvent).Message
+	if !strings.Contains(msg, "3 deliveries") || !strings.Contains(msg, errFlaky.Error()) {
+		t.Errorf("exception message %q must say how often it was tried and why", msg)
+	}
+	letters := deadLetters(t, h)
+	if len(letters) != 1 || !strings.Contains(letters[0].Header.Get(bus.HeaderDeadLetterReason), errFlaky.Error()) {
+		t.Fatalf("dead letters %+v, want the trigger with the reason", letters)
+	}
+	if h.Advance(time.Hour); st.claims != 3 {
+		t.Fatalf("the event came back after it was given up (%d claims)", st.claims)
+	}
+}
+
+// MaxDeliver given to the engine is honoured before the budget: the last
+// delivery gives up itself instead of leaving it to the server.
+func TestMaxDeliverGivesUpAtTheLastDelivery(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	st := &downStore{MemoryStore: dispatch.NewMemoryStore(), err: errFlaky}
+	h := agenttest.New(t, partial(t, "MaxDel", s), agenttest.WithStore(st),
+		agenttest.WithEngineOptions(dispatch.WithMaxDeliver(2)))
+	res := h.Start(&In{})
+	h.Advance(time.Second)
+	agenttest.Equal(t, st.claims, 2)
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 1)
+	agenttest.Equal(t, len(deadLetters(t, h)), 1)
+}
+
+// A permanent failure is not retried: the first delivery ends the run and
+// dead-letters the trigger.
+func TestPermanentFailureEndsTheRunAtOnce(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	st := &downStore{MemoryStore: dispatch.NewMemoryStore(), err: dispatch.Permanent(errors.New("claim holds malformed data"))}
+	h := agenttest.New(t, partial(t, "Perm", s), agenttest.WithStore(st))
+	res := h.Start(&In{})
+	agenttest.Equal(t, st.claims, 1)
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 1)
+	letters := deadLetters(t, h)
+	if len(letters) != 1 || !strings.Contains(letters[0].Header.Get(bus.HeaderDeadLetterReason), "malformed data") {
+		t.Fatalf("dead letters %+v", letters)
+	}
+	// The ExceptionEvent tears the run down; nothing comes back.
+	h.Advance(time.Hour)
+	agenttest.Equal(t, st.claims, 1)
+	agenttest.Equal(t, res.Ended(), dispatch.Crashed)
+}
+
+// failingLetters is a delivery whose dead letter cannot be stored.
+type failingLetters struct {
+	recorder
+	n uint64
+}
+
+func (d *failingLetters) NumDelivered() uint64 { return d.n }
+func (d *failingLetters) DeadLetter(context.Context, string) error {
+	return errors.New("dead-letter stream unavailable")
+}
+
+// A delivery beyond the last try (its handling never settled it, or its
+// dead letter failed) is given up before it is handled; a dead letter that
+// cannot be stored leaves the event to redelivery instead of dropping it.
+func TestGiveUpBeforeHandlingAndFailedDeadLetter(t *testing.T) {
+	calls := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { calls++; return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "Loop", s), agenttest.WithEngineOptions(dispatch.WithMaxDeliver(3)))
+	data, _ := event.Marshal(&In{ControlEvent: event.ControlEvent{Base: event.Base{EventID: "e1", CreatedAt: 1}}})
+	subject := "agent.Loop.a.t.d.r.control_event.In.e1"
+	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}}
+	late := &failingLetters{recorder: *d, n: 4}
+	h.Engine().Handle(t.Context(), late)
+	agenttest.Equal(t, calls, 0)
+	if late.settled != "nak" {
+		t.Fatalf("settled %q, want a nak after the dead letter failed", late.settled)
+	}
+}
