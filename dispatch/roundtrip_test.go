@@ -138,7 +138,12 @@ func TestStoreCallsPerRun(t *testing.T) {
 	if calls["SetMarker"] != 3 {
 		t.Errorf("%d marker writes, want 3 (terminal once, end, cleaned)", calls["SetMarker"])
 	}
-	if n := store.total(); n > 15 {
-		t.Errorf("%d store calls per run, want at most 15", n)
+	// Each of the three steps completes its claim twice: once keeping its
+	// outputs before they are published, once dropping them after.
+	if calls["Complete"] != 6 {
+		t.Errorf("%d completes, want 6 (two per step)", calls["Complete"])
+	}
+	if n := store.total(); n > 18 {
+		t.Errorf("%d store calls per run, want at most 18", n)
 	}
 }
