@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -162,4 +164,99 @@ func TestGiveUpBeforeHandlingAndFailedDeadLetter(t *testing.T) {
 	if late.settled != "nak" {
 		t.Fatalf("settled %q, want a nak after the dead letter failed", late.settled)
 	}
+}
+
+// On JetStream: a store outage shorter than the budget is ridden out with
+// more deliveries than the reference's MaxDeliver 5; one longer than the
+// budget ends the run with an ExceptionEvent and a dead letter.
+func TestOutageOnNATS(t *testing.T) {
+	nb := bustest.NewNATS(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name   string
+		fails  int
+		budget time.Duration
+	}{
+		{"ridden-out", 7, time.Minute},
+		{"given-up", 1 << 30, 35 * time.Millisecond}, // 10+20 ms, then 40 ms would pass it: three tries
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class := "Outage" + bustest.Unique()
+			var calls atomic.Int32
+			s := step.New(func(ctx step.Context, q *Question) (*Out, error) { calls.Add(1); return &Out{}, nil }, step.Name("s"))
+			st := &failingClaims{MemoryStore: dispatch.NewMemoryStore()}
+			st.left.Store(int64(tc.fails))
+			eng, err := dispatch.New(partial(t, class, s), nb, st, dispatch.WithLogger(quiet), dispatch.WithOutageBudget(tc.budget),
+				dispatch.WithBackoff(func(n uint64) time.Duration { return 10 * time.Millisecond << (n - 1) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			if err := nb.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = nb.DeleteStream(context.Background(), topic.StreamName(class)) }()
+			terminal := make(chan string, 4)
+			sub, err := nb.Subscribe(ctx, topic.StreamSubject(class), "", func(m *bus.Msg) {
+				if a, err := topic.ParseAgent(m.Subject); err == nil && (a.Name == "Out" || a.Name == "ExceptionEvent") {
+					terminal <- a.Name
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = sub.Unsubscribe() }()
+			letters := make(chan *bus.Msg, 1)
+			dl, err := nb.Subscribe(ctx, bus.DefaultDeadLetters().Subject("agent."+class+".>"), "", func(m *bus.Msg) { letters <- m })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = dl.Unsubscribe() }()
+			cc := bus.RunnerConsumer(class)
+			cc.MaxDeliver = -1
+			c, err := nb.Consume(ctx, cc, func(d bus.Delivery) { eng.Handle(ctx, d) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = c.Stop() }()
+			startRun(t, nb, class, &Question{}, nil)
+			var got string
+			select {
+			case got = <-terminal:
+			case <-time.After(30 * time.Second):
+				t.Fatal("neither an output nor an ExceptionEvent")
+			}
+			if tc.fails < 100 {
+				if got != "Out" || calls.Load() != 1 {
+					t.Fatalf("got %s after %d calls, want Out once", got, calls.Load())
+				}
+				return
+			}
+			if got != "ExceptionEvent" || calls.Load() != 0 {
+				t.Fatalf("got %s after %d calls, want an ExceptionEvent", got, calls.Load())
+			}
+			select {
+			case m := <-letters:
+				if !strings.Contains(m.Header.Get(bus.HeaderDeadLetterReason), errFlaky.Error()) ||
+					m.Header.Get(bus.HeaderDeadLetterDeliveries) != "3" {
+					t.Fatalf("dead letter headers %v", m.Header)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no dead letter")
+			}
+		})
+	}
+}
+
+// failingClaims fails Claim until left runs out.
+type failingClaims struct {
+	*dispatch.MemoryStore
+	left atomic.Int64
+}
+
+func (s *failingClaims) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	if s.left.Add(-1) >= 0 {
+		return dispatch.ClaimResult{}, errFlaky
+	}
+	return s.MemoryStore.Claim(ctx, run, req)
 }
