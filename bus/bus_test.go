@@ -422,3 +422,31 @@ func TestSubjectLineLimit(t *testing.T) {
 		t.Fatalf("Subject(short) = %q", got)
 	}
 }
+
+// TestDeadLetterFit: a dead letter that would be over the max payload
+// drops the original payload, then the original headers, but keeps its own.
+func TestDeadLetterFit(t *testing.T) {
+	dl := bus.DefaultDeadLetters()
+	m := &bus.Msg{Subject: "agent.x", Header: bus.Header{"X-Aihub-Big": {strings.Repeat("h", 3000)}}, Data: []byte(strings.Repeat("d", 5000))}
+	letter, _ := dl.Letter(m, "s", 7, 3, "why")
+	if got := bus.Fit(letter, 1<<20); got != letter {
+		t.Fatal("a letter that fits was changed")
+	}
+	got := bus.Fit(letter, 4500)
+	if len(got.Data) != 0 || got.Header.Get("X-Aihub-Big") == "" || got.Header.Get(bus.HeaderDeadLetterDropped) != "5000" {
+		t.Fatalf("payload not dropped alone: %d bytes, headers %v", len(got.Data), len(got.Header))
+	}
+	if err := bus.CheckMsg(got, 4500); err != nil {
+		t.Fatal(err)
+	}
+	got = bus.Fit(letter, 1024)
+	if got.Header.Get("X-Aihub-Big") != "" || got.Header.Get(bus.HeaderDeadLetterReason) != "why" || got.Header.Get(bus.HeaderDeadLetterSeq) != "7" {
+		t.Fatalf("headers %v", got.Header)
+	}
+	if err := bus.CheckMsg(got, 1024); err != nil {
+		t.Fatal(err)
+	}
+	if letter.Header.Get(bus.HeaderDeadLetterDropped) != "" || len(letter.Data) != 5000 {
+		t.Fatal("Fit changed its argument")
+	}
+}

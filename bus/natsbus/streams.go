@@ -483,6 +483,7 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
 	}
 	letter, id := dl.Letter(d.msg, d.meta().Stream, d.Seq(), d.NumDelivered(), reason)
+	letter = bus.Fit(letter, b.MaxPayload())
 	if _, err := b.PublishStream(ctx, letter, id); err != nil {
 		if errors.Is(err, bus.ErrNoResponders) { // the stream went away: ensure it next time
 			b.mu.Lock()
