@@ -233,9 +233,10 @@ func (nopObserver) Dropped(Drop)       {}
 // Handle processes one delivery of a control event of the engine's class
 // and settles it: Ack once the event is handled (D1) — every step it started
 // has published its outputs or recorded its failure —, InProgress heartbeats
-// meanwhile, DeadLetter for a subject that does not parse, a foreign class or
-// an undecodable payload, and Nak with backoff on transient failures of the
-// store or the bus. A permanent failure (IsPermanent), or a transient one
+// meanwhile, DeadLetter for a subject that does not parse or a foreign
+// class, an ExceptionEvent for the run and DeadLetter for an undecodable
+// payload, and Nak with backoff on transient failures of the store or the
+// bus. A permanent failure (IsPermanent), or a transient one
 // that outlasts the outage budget or the consumer's MaxDeliver, ends the run
 // with an ExceptionEvent and dead-letters the event: nothing is dropped in
 // silence. ctx bounds the handling; steps see a context derived from it.
@@ -253,7 +254,10 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 	ev, err := event.Unmarshal(m.Data)
 	if err != nil {
-		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err))
+		// The run cannot go on without it: end it rather than leave it
+		// waiting for an event that never comes.
+		stub := &event.BaseEvent{Base: event.Base{EventID: t.EventID}}
+		e.giveUp(ctx, t, stub, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err))
 		return
 	}
 	if hasAIHub(m.Header) {

@@ -260,3 +260,25 @@ func (s *failingClaims) Claim(ctx context.Context, run dispatch.RunKey, req disp
 	}
 	return s.MemoryStore.Claim(ctx, run, req)
 }
+
+// An undecodable payload of a run's control event ends the run (it cannot
+// go on without the event) and is dead-lettered.
+func TestUndecodableEventEndsTheRun(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "Undecodable", s))
+	subject := "agent.Undecodable.a.t.d.r1.control_event.In.e1"
+	d := &recorder{msg: bus.Msg{Subject: subject, Data: []byte(`{"_event_name":`)}}
+	h.Engine().Handle(t.Context(), d)
+	h.Settle()
+	m, err := h.Bus().NextMsg(t.Context(), topic.StreamName("Undecodable"), "agent.Undecodable.a.t.d.r1.control_event.ExceptionEvent.*", 1)
+	if err != nil {
+		t.Fatalf("no ExceptionEvent for the run: %v", err)
+	}
+	ev, err := event.Unmarshal(m.Data)
+	if err != nil || !strings.Contains(ev.(*event.ExceptionEvent).Message, "does not decode") {
+		t.Fatalf("exception %v, %v", ev, err)
+	}
+	if d.settled != "deadletter" || !strings.Contains(d.reason, "does not decode") {
+		t.Fatalf("settled %s (%q), want a dead letter", d.settled, d.reason)
+	}
+}
