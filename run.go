@@ -163,11 +163,11 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
-	eng, err := r.engine(b, store)
+	eng, err := r.engine(b, store, r.o.maxDeliver)
 	if err != nil {
 		return err
 	}
-	defer eng.Close() // after the consumer has stopped (srv.shutdown)
+	defer func() { eng.Close() }() // after the consumer has stopped (srv.shutdown)
 	if r.o.discoverable {
 		if err := r.serveDiscovery(ctx, res, b); err != nil {
 			return err
@@ -187,6 +187,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			r.log.Warn("agent: could not reconcile the runner consumer; continuing with its current settings",
 				"consumer", cfg.Durable, "error", err, "ack_wait", cur.AckWait, "max_deliver", cur.MaxDeliver,
 				"max_ack_pending", cur.MaxAckPending)
+			// The engine must give up by the consumer's MaxDeliver, or
+			// the server would drop a failing event in silence.
+			eng.Close()
+			if eng, err = r.engine(b, store, cur.MaxDeliver); err != nil {
+				return err
+			}
+			srv = newServer(eng, r.o.concurrency, r.log)
 			cons, err = b.Consume(ctx, cur, srv.handle)
 		}
 		if err != nil {
@@ -382,7 +389,7 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
-func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
+func (r *Runner) engine(b bus.Bus, s dispatch.Store, maxDeliver int) (*dispatch.Engine, error) {
 	// A copy per Run: the Runner must not keep the bus (and through it
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
@@ -401,7 +408,7 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store) (*dispatch.Engine, error) {
 		dispatch.WithHeartbeat(r.o.ackWait / 3),
 		dispatch.WithTracer(tp.Tracer(tracerName)),
 		dispatch.WithOutageBudget(r.o.outageBudget),
-		dispatch.WithMaxDeliver(r.o.maxDeliver),
+		dispatch.WithMaxDeliver(maxDeliver),
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
