@@ -450,3 +450,16 @@ func TestDeadLetterFit(t *testing.T) {
 		t.Fatal("Fit changed its argument")
 	}
 }
+
+func TestNamesWithinJetStreamLimit(t *testing.T) {
+	long := strings.Repeat("C", bus.MaxNameLen)
+	if err := bus.AgentStream(long).Validate(); err == nil || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("stream of a %d-byte class: %v, want an error naming the limit", len(long), err)
+	}
+	if err := bus.RunnerConsumer(long).Validate(); err == nil || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("consumer of a %d-byte class: %v", len(long), err)
+	}
+	if err := bus.AgentStream(strings.Repeat("C", 200)).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -124,6 +124,9 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	if err := topic.ValidateToken("agent_class", w.Class()); err != nil {
 		return nil, fmt.Errorf("dispatch: workflow class: %w", err)
 	}
+	if err := bus.RunnerConsumer(w.Class()).Validate(); err != nil {
+		return nil, fmt.Errorf("dispatch: workflow class: %w", err) // names too long for JetStream
+	}
 	e := &Engine{
 		w:         w,
 		class:     w.Class(),

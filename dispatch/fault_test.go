@@ -282,3 +282,11 @@ func TestUndecodableEventEndsTheRun(t *testing.T) {
 		t.Fatalf("settled %s (%q), want a dead letter", d.settled, d.reason)
 	}
 }
+
+func TestNewRefusesClassTooLongForJetStream(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	w := partial(t, strings.Repeat("C", 300), s)
+	if _, err := dispatch.New(w, bustest.NewMemory(t), dispatch.NewMemoryStore()); err == nil || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("New: %v, want an error naming JetStream's name limit", err)
+	}
+}
