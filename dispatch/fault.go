@@ -83,6 +83,14 @@ func (e *Engine) lastDelivery() uint64 {
 func (e *Engine) failed(ctx context.Context, t topic.Agent, ev event.Event, d bus.Delivery, err error) {
 	m := d.Msg()
 	n := d.NumDelivered()
+	if ctx.Err() != nil && !IsPermanent(err) {
+		// Cut short (shutdown): not a failure of the event; hand it back.
+		e.log.InfoContext(context.WithoutCancel(ctx), "dispatch: handling cut short, handing the event back", "subject", m.Subject, "seq", d.Seq())
+		if nerr := d.Nak(0); nerr != nil {
+			e.log.WarnContext(context.WithoutCancel(ctx), "dispatch: nak failed", "subject", m.Subject, "error", nerr)
+		}
+		return
+	}
 	if !IsPermanent(err) && n < e.last {
 		delay := e.backoff(n)
 		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",

@@ -290,3 +290,22 @@ func TestNewRefusesClassTooLongForJetStream(t *testing.T) {
 		t.Fatalf("New: %v, want an error naming JetStream's name limit", err)
 	}
 }
+
+// Handling cut short by its context (shutdown) hands the event back at
+// once and never gives it up, even at the last delivery.
+func TestCancelledHandlingIsHandedBack(t *testing.T) {
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	st := &downStore{MemoryStore: dispatch.NewMemoryStore(), err: context.Canceled}
+	h := agenttest.New(t, partial(t, "Cut", s), agenttest.WithStore(st), agenttest.WithEngineOptions(dispatch.WithMaxDeliver(1)))
+	data, _ := event.Marshal(&In{ControlEvent: event.ControlEvent{Base: event.Base{EventID: "e1", CreatedAt: 1}}})
+	d := &recorder{msg: bus.Msg{Subject: "agent.Cut.a.t.d.r.control_event.In.e1", Data: data}}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	h.Engine().Handle(ctx, d)
+	if d.settled != "nak" {
+		t.Fatalf("settled %q, want a nak", d.settled)
+	}
+	if letters := deadLetters(t, h); len(letters) != 0 {
+		t.Fatalf("dead-lettered on shutdown: %v", letters)
+	}
+}
