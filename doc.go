@@ -65,9 +65,10 @@
 // Run (or New plus Runner.Run, for programs and tests that need to know
 // when the runner takes events) connects, ensures the class's stream
 // agent_<Class>_stream, and consumes its control events on the durable
-// queue consumer agent_runner_<Class> (AckWait 30 s, MaxDeliver 5, the
-// reference's settings; drift is reconciled at start, and a consumer the
-// server refuses to update is logged and used as it is). The class is the
+// queue consumer agent_runner_<Class> (AckWait 30 s as the reference, but
+// MaxDeliver -1 where the reference has 5: the runner, not the server,
+// decides when to give up on an event; drift is reconciled at start, and a
+// consumer the server refuses to update is logged and used as it is). The class is the
 // agent's Class method (Classer), else its Go type name.
 //
 // Moving a class from the reference's Python runner to a Go runner needs no
@@ -83,11 +84,20 @@
 // run. After a crash the event comes back, to this or another replica, and
 // an interrupted step runs again with the same idempotency key
 // (step.Context.IdempotencyKey) and the same output event ids, which the
-// stream's de-duplication and the downstream claims absorb. A message that
-// cannot be handled (an unparsable subject, a payload that does not decode)
-// is terminated and kept on the dead-letter subject with the reason.
-// docs/durability.md in the repository explains these guarantees, what a
-// crash costs and how to make a step's own side effects happen once.
+// stream's de-duplication and the downstream claims absorb. A step whose
+// outputs could not all be published does not run again: its outputs are
+// kept with its claim, and the redelivery publishes those the stream does
+// not hold yet.
+//
+// A message that cannot be handled (an unparsable subject, a payload that
+// does not decode) is terminated and kept on the dead-letter subject with
+// the reason. A failure that retrying cannot fix (an output over the
+// server's max payload, a subject over topic.MaxSubjectLen) ends the run at
+// once with an ExceptionEvent and dead-letters its trigger; a transient one
+// (the store or NATS unavailable) is retried with backoff for the outage
+// budget (OutageBudget, default 10 minutes), then handled the same way.
+// Nothing is dropped in silence. If the NATS connection closes for good, Run
+// returns an error.
 //
 // Start-up reads no history: a run's past events are loaded from the stream
 // when one of its events arrives, and cached with a bound (WithCacheSize).

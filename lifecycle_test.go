@@ -74,6 +74,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"WithConcurrency":     agent.WithConcurrency(-1),
 		"WithAckWait":         agent.WithAckWait(time.Millisecond),
 		"WithMaxDeliver":      agent.WithMaxDeliver(0),
+		"OutageBudget":        agent.OutageBudget(-time.Second),
 	}
 	for name, opt := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -18,7 +18,14 @@ const (
 	DefaultShutdownTimeout = 25 * time.Second
 	DefaultConcurrency     = 1000 // the reference's process-wide semaphore
 	DefaultAckWait         = 30 * time.Second
-	DefaultMaxDeliver      = 5
+	// DefaultMaxDeliver is the runner consumer's MaxDeliver: -1, no limit.
+	// Unlike the reference (5), the server never drops an event in
+	// silence; the runner gives up on a failing event itself, after the
+	// outage budget, with an ExceptionEvent and a dead letter.
+	DefaultMaxDeliver = -1
+	// DefaultOutageBudget is how long a runner retries an event that fails
+	// for a transient reason (the store or the bus unavailable).
+	DefaultOutageBudget = dispatch.DefaultOutageBudget
 	// DefaultCacheSize bounds the runs whose history a runner keeps in
 	// memory. Paused runs age out of it, so ten thousand of them cost the
 	// process next to nothing; an active run's next event reloads its
@@ -45,6 +52,7 @@ type options struct {
 	concurrency     int
 	ackWait         time.Duration
 	maxDeliver      int
+	outageBudget    time.Duration
 	ready           func(Info)
 	cacheSize       int
 }
@@ -56,6 +64,7 @@ func defaultOptions() options {
 		concurrency:     DefaultConcurrency,
 		ackWait:         DefaultAckWait,
 		maxDeliver:      DefaultMaxDeliver,
+		outageBudget:    DefaultOutageBudget,
 		cacheSize:       DefaultCacheSize,
 	}
 }
@@ -219,13 +228,32 @@ func WithAckWait(d time.Duration) Option {
 }
 
 // WithMaxDeliver sets how often a control event is delivered before it is
-// given up (default 5, the reference's).
+// given up (default: no limit; the outage budget decides). The runner gives
+// up at the last delivery itself, ending the run with an ExceptionEvent and
+// dead-lettering the event.
 func WithMaxDeliver(n int) Option {
 	return func(o *options) error {
 		if n <= 0 {
 			return fmt.Errorf("agent: WithMaxDeliver: %d is not positive", n)
 		}
 		o.maxDeliver = n
+		return nil
+	}
+}
+
+// OutageBudget sets how long the runner retries a control event whose
+// handling fails for a transient reason, such as the state store or NATS
+// being unavailable (default DefaultOutageBudget, 10 minutes). The budget
+// counts the retry delays, which double from 1 s up to 30 s. When it is
+// spent the run ends with an ExceptionEvent and the event is dead-lettered.
+// Permanent failures (an output over the server's max payload, a subject
+// too long) are not retried at all.
+func OutageBudget(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("agent: OutageBudget: %v is negative", d)
+		}
+		o.outageBudget = d
 		return nil
 	}
 }

@@ -35,7 +35,8 @@ var (
 
 // Run runs a until ctx is cancelled, then shuts down gracefully and returns
 // nil. It returns an error at once if the agent is invalid or the runner
-// cannot connect or set up its stream and consumer.
+// cannot connect or set up its stream and consumer, and later if the NATS
+// connection closes for good.
 //
 // With no options, Run starts an embedded nats-server (JetStream in a
 // temporary directory) and keeps run state in JetStream KV. NATS_URL (or the
@@ -139,7 +140,10 @@ func (r *Runner) Info() Info {
 }
 
 // Run serves until ctx is cancelled and returns nil after a graceful
-// shutdown (see the package function Run). A runner runs once.
+// shutdown (see the package function Run). If the NATS connection closes
+// for good (the client gave up on it), Run shuts down and returns an error
+// wrapping bus.ErrClosed, so a supervisor can restart the process. A runner
+// runs once.
 func (r *Runner) Run(ctx context.Context) (err error) {
 	if !r.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -164,11 +168,11 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
 	info.Standalone = r.standalone(info.Embedded)
-	eng, err := r.engine(b, store, info.Standalone)
+	eng, err := r.engine(b, store, info.Standalone, r.o.maxDeliver)
 	if err != nil {
 		return err
 	}
-	defer eng.Close() // after the consumer has stopped (srv.shutdown)
+	defer func() { eng.Close() }() // after the consumer has stopped (srv.shutdown)
 	if r.o.discoverable {
 		if err := r.serveDiscovery(ctx, res, b); err != nil {
 			return err
@@ -188,6 +192,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			r.log.Warn("agent: could not reconcile the runner consumer; continuing with its current settings",
 				"consumer", cfg.Durable, "error", err, "ack_wait", cur.AckWait, "max_deliver", cur.MaxDeliver,
 				"max_ack_pending", cur.MaxAckPending)
+			// The engine must give up by the consumer's MaxDeliver, or
+			// the server would drop a failing event in silence.
+			eng.Close()
+			if eng, err = r.engine(b, store, info.Standalone, cur.MaxDeliver); err != nil {
+				return err
+			}
+			srv = newServer(eng, r.o.concurrency, r.log)
 			cons, err = b.Consume(ctx, cur, srv.handle)
 		}
 		if err != nil {
@@ -211,7 +222,18 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	r.log.Info("agent runner ready", "stream", info.Stream, "consumer", info.Consumer,
 		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store, "standalone", info.Standalone)
 
-	<-ctx.Done()
+	var lost <-chan struct{} // nil (never ready) for a bus that cannot tell
+	if c, ok := b.(interface{ Closed() <-chan struct{} }); ok {
+		lost = c.Closed()
+	}
+	select {
+	case <-ctx.Done():
+	case <-lost:
+		r.log.Error("agent runner stopping: the NATS connection closed for good")
+		res.closeDiscovery()
+		srv.shutdown(cons, r.o.shutdownTimeout)
+		return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
+	}
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
 	res.closeDiscovery()
 	srv.shutdown(cons, r.o.shutdownTimeout)
@@ -380,7 +402,7 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
-func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool) (*dispatch.Engine, error) {
+func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver int) (*dispatch.Engine, error) {
 	// A copy per Run: the Runner must not keep the bus (and through it
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
@@ -398,6 +420,8 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool) (*dispatch
 		dispatch.WithConfig(&cfg),
 		dispatch.WithHeartbeat(r.o.ackWait / 3),
 		dispatch.WithTracer(tp.Tracer(tracerName)),
+		dispatch.WithOutageBudget(r.o.outageBudget),
+		dispatch.WithMaxDeliver(maxDeliver),
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))

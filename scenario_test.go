@@ -416,8 +416,9 @@ func TestScenario35_NoReplayConsumers(t *testing.T) {
 }
 
 // TestScenario36_RunnerConsumerConfig: a new runner consumer gets AckWait
-// 30 s and MaxDeliver 5 with explicit acks from the start of the stream; a
-// drifted one is updated in place.
+// 30 s and MaxDeliver -1 (the runner, not the server, gives up on failing
+// events) with explicit acks from the start of the stream; a drifted one is
+// updated in place.
 func TestScenario36_RunnerConsumerConfig(t *testing.T) {
 	eachTarget(t, func(t *testing.T, tg target) {
 		c := client(t, tg.natsURL)
@@ -444,7 +445,7 @@ func TestScenario36_RunnerConsumerConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := cons.CachedInfo().Config
-			if cfg.AckWait != 30*time.Second || cfg.MaxDeliver != 5 || cfg.AckPolicy != jetstream.AckExplicitPolicy ||
+			if cfg.AckWait != 30*time.Second || cfg.MaxDeliver != agent.DefaultMaxDeliver || cfg.AckPolicy != jetstream.AckExplicitPolicy ||
 				cfg.DeliverPolicy != jetstream.DeliverAllPolicy || cfg.FilterSubject != "agent."+class+".*.*.*.*.control_event.*.*" {
 				t.Errorf("drift %v: consumer config ack_wait %v, max_deliver %d, ack %v, deliver %v, filter %q",
 					drift, cfg.AckWait, cfg.MaxDeliver, cfg.AckPolicy, cfg.DeliverPolicy, cfg.FilterSubject)

@@ -162,7 +162,10 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if err := h.bus.EnsureStream(h.ctx, bus.AgentStream(class)); err != nil {
 		t.Fatalf("agenttest.New: stream: %v", err)
 	}
-	cons, err := h.bus.Consume(h.ctx, bus.RunnerConsumer(class), h.deliver)
+	// As the runner: the engine, not the consumer, decides when to give up.
+	cc := bus.RunnerConsumer(class)
+	cc.MaxDeliver = -1
+	cons, err := h.bus.Consume(h.ctx, cc, h.deliver)
 	if err != nil {
 		t.Fatalf("agenttest.New: consumer: %v", err)
 	}

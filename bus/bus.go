@@ -258,6 +258,13 @@ type Streams interface {
 	// NextMsg returns the first message of stream with sequence ≥ seq whose
 	// subject matches filter, or ErrNotFound. On NATS it is one round trip.
 	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*StoredMsg, error)
+	// HasSubject reports whether stream still holds a message published on
+	// exactly subject (no wildcards). It tells whether a message with a
+	// unique subject (an agent event's ends in its event id) was stored,
+	// however long ago, where the stream's duplicate window has long
+	// passed. A missing stream is an error wrapping ErrNotFound. On NATS it
+	// is one round trip.
+	HasSubject(ctx context.Context, stream, subject string) (bool, error)
 }
 
 // Bus is everything the SDK needs from a transport.

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,86 @@ func TestCheckSubscribe(t *testing.T) {
 		if _, serr := memory.New(memory.Options{}).Subscribe(context.Background(), c.pattern, c.queue, c.h); serr == nil || serr.Error() != err.Error() {
 			t.Errorf("memory Subscribe(%q, %q) = %v, want %v", c.pattern, c.queue, serr, err)
 		}
+	}
+}
+
+// TestSubjectLineLimit: a subject too long for the server's protocol line
+// is refused before any I/O (NATS would drop the connection for good), and
+// a dead letter of such a subject still has a subject that can be sent.
+func TestSubjectLineLimit(t *testing.T) {
+	long := "a." + strings.Repeat("x", bus.MaxWireSubjectLen)
+	err := bus.CheckMsg(&bus.Msg{Subject: long}, 0)
+	if !errors.Is(err, bus.ErrInvalidSubject) || !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("CheckMsg(long) = %v, want ErrInvalidSubject and topic.ErrSubjectTooLong", err)
+	}
+	if !strings.Contains(err.Error(), strconv.Itoa(bus.MaxWireSubjectLen)) {
+		t.Fatalf("%q does not name the limit", err)
+	}
+	half := strings.Repeat("y", bus.MaxWireSubjectLen/2+1)
+	if err := bus.CheckMsg(&bus.Msg{Subject: half, Reply: half}, 0); !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("subject plus reply over the limit: %v", err)
+	}
+	if err := bus.CheckSubscribe(long, "", func(*bus.Msg) {}); !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("CheckSubscribe(long) = %v", err)
+	}
+	if err := bus.CheckMsg(&bus.Msg{Subject: long[:bus.MaxWireSubjectLen]}, 0); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+
+	dl := bus.DefaultDeadLetters()
+	orig := "agent.C." + strings.Repeat("i", 4000) + ".t.d.r.control_event.E.e"
+	letter, _ := dl.Letter(&bus.Msg{Subject: orig, Data: []byte("{}")}, "s", 1, 1, "why")
+	if letter.Subject != "deadletter."+bus.TooLongSubject {
+		t.Fatalf("dead letter of an over-long subject goes to %.40q", letter.Subject)
+	}
+	if err := bus.CheckMsg(letter, 0); err != nil {
+		t.Fatalf("the dead letter cannot be sent: %v", err)
+	}
+	if letter.Header.Get(bus.HeaderDeadLetterSubject) != orig {
+		t.Fatal("the dead letter lost the original subject")
+	}
+	if got := dl.Subject("agent.x"); got != "deadletter.agent.x" {
+		t.Fatalf("Subject(short) = %q", got)
+	}
+}
+
+// TestDeadLetterFit: a dead letter that would be over the max payload
+// drops the original payload, then the original headers, but keeps its own.
+func TestDeadLetterFit(t *testing.T) {
+	dl := bus.DefaultDeadLetters()
+	m := &bus.Msg{Subject: "agent.x", Header: bus.Header{"X-Aihub-Big": {strings.Repeat("h", 3000)}}, Data: []byte(strings.Repeat("d", 5000))}
+	letter, _ := dl.Letter(m, "s", 7, 3, "why")
+	if got := bus.Fit(letter, 1<<20); got != letter {
+		t.Fatal("a letter that fits was changed")
+	}
+	got := bus.Fit(letter, 4500)
+	if len(got.Data) != 0 || got.Header.Get("X-Aihub-Big") == "" || got.Header.Get(bus.HeaderDeadLetterDropped) != "5000" {
+		t.Fatalf("payload not dropped alone: %d bytes, headers %v", len(got.Data), len(got.Header))
+	}
+	if err := bus.CheckMsg(got, 4500); err != nil {
+		t.Fatal(err)
+	}
+	got = bus.Fit(letter, 1024)
+	if got.Header.Get("X-Aihub-Big") != "" || got.Header.Get(bus.HeaderDeadLetterReason) != "why" || got.Header.Get(bus.HeaderDeadLetterSeq) != "7" {
+		t.Fatalf("headers %v", got.Header)
+	}
+	if err := bus.CheckMsg(got, 1024); err != nil {
+		t.Fatal(err)
+	}
+	if letter.Header.Get(bus.HeaderDeadLetterDropped) != "" || len(letter.Data) != 5000 {
+		t.Fatal("Fit changed its argument")
+	}
+}
+
+func TestNamesWithinJetStreamLimit(t *testing.T) {
+	long := strings.Repeat("C", bus.MaxNameLen)
+	if err := bus.AgentStream(long).Validate(); err == nil || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("stream of a %d-byte class: %v, want an error naming the limit", len(long), err)
+	}
+	if err := bus.RunnerConsumer(long).Validate(); err == nil || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("consumer of a %d-byte class: %v", len(long), err)
+	}
+	if err := bus.AgentStream(strings.Repeat("C", 200)).Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

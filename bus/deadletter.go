@@ -40,10 +40,21 @@ func (d DeadLetters) orDefault() DeadLetters {
 	return d
 }
 
-// Subject returns the dead-letter subject for a message from original.
+// Subject returns the dead-letter subject for a message from original. An
+// original so long that the prefixed subject could not be published
+// (MaxWireSubjectLen) is replaced by the token TooLongSubject; the dead
+// letter's Saap-Deadletter-Subject header still holds it whole.
 func (d DeadLetters) Subject(original string) string {
-	return d.orDefault().Prefix + "." + original
+	s := d.orDefault().Prefix + "." + original
+	if len(s) > MaxWireSubjectLen {
+		return d.orDefault().Prefix + "." + TooLongSubject
+	}
+	return s
 }
+
+// TooLongSubject stands for the original subject in the subject of a dead
+// letter whose original was too long to prefix.
+const TooLongSubject = "subject_too_long"
 
 // StreamConfig returns the dead-letter stream: file storage, 30 days.
 func (d DeadLetters) StreamConfig() StreamConfig {
@@ -77,6 +88,37 @@ func (d DeadLetters) Letter(m *Msg, stream string, seq, deliveries uint64, reaso
 	h.Set(HeaderDeadLetterDeliveries, strconv.FormatUint(deliveries, 10))
 	id := "deadletter:" + stream + ":" + strconv.FormatUint(seq, 10)
 	return &Msg{Subject: d.Subject(m.Subject), Header: h, Data: m.Data}, id
+}
+
+// HeaderDeadLetterDropped is set on a dead letter that had to leave the
+// original payload (and, if need be, the original headers) out, to the
+// number of bytes left out: with them the letter would have been over the
+// server's max payload and could never be stored.
+const HeaderDeadLetterDropped = "Saap-Deadletter-Dropped-Bytes"
+
+// Fit returns letter (from Letter) in a form that a bus whose max payload is
+// maxPayload accepts: unchanged if it fits; else without the original
+// payload; else also without the original headers, keeping only the
+// Saap-Deadletter-* ones. A dead letter that could never be stored would
+// leave its message to be redelivered for ever.
+func Fit(letter *Msg, maxPayload int) *Msg {
+	size := len(letter.Data) + letter.Header.wireSize()
+	if maxPayload <= 0 || size <= maxPayload {
+		return letter
+	}
+	h := letter.Header.Clone()
+	h.Set(HeaderDeadLetterDropped, strconv.Itoa(len(letter.Data)))
+	if h.wireSize() > maxPayload {
+		own := Header{}
+		for k, v := range h {
+			if strings.HasPrefix(strings.ToLower(k), "saap-deadletter-") {
+				own[k] = v
+			}
+		}
+		own.Set(HeaderDeadLetterDropped, strconv.Itoa(size-own.wireSize()))
+		h = own
+	}
+	return &Msg{Subject: letter.Subject, Header: h}
 }
 
 // oneLine keeps a reason usable as a header value.

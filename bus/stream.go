@@ -87,10 +87,18 @@ func (c ConsumerConfig) Validate() error {
 	return nil
 }
 
+// MaxNameLen is JetStream's limit on the length of stream and consumer
+// names, in bytes. An agent class longer than about 240 bytes makes names
+// over it.
+const MaxNameLen = 255
+
 // validateName applies JetStream's rules for stream and consumer names.
 func validateName(kind, name string) error {
 	if name == "" {
 		return fmt.Errorf("bus: empty %s name", kind)
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("bus: %s name of %d bytes is over JetStream's limit of %d bytes", kind, len(name), MaxNameLen)
 	}
 	for _, r := range name {
 		if r <= ' ' || r == '.' || r == '*' || r == '>' || r == '/' || r == '\\' || r == 0x7f {

@@ -10,11 +10,17 @@
 //
 // Handle processes one delivery and settles it: it acknowledges only after
 // every step it started has published its outputs or recorded its failure,
-// sends in-progress heartbeats while user code runs, dead-letters
-// messages whose subject or payload is unusable or that the run refuses, and
-// Naks with a backoff
-// when the store or the bus fails, so the event comes back. Handling an
-// event twice is safe.
+// sends in-progress heartbeats while user code runs, dead-letters messages
+// whose subject or payload is unusable or that the run refuses, and Naks with a backoff
+// when the store or the bus fails, so the event comes back, for as long as
+// the outage budget lasts (WithOutageBudget). A permanent failure
+// (IsPermanent), or a transient one past the budget, ends the run with an
+// ExceptionEvent and dead-letters the event. Handling an event twice is
+// safe: a step's outputs are kept with its claim until they are published,
+// so a redelivery publishes them instead of running the step again, and
+// skips those the stream already holds (bus.Streams.HasSubject). Give the
+// runner consumer MaxDeliver -1, or tell the engine its MaxDeliver
+// (WithMaxDeliver), so the server never drops a failing event in silence.
 //
 // # What happens to one event
 //

@@ -58,6 +58,9 @@ type Engine struct {
 	observed   bool // an Observer was given: collect what it is told
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
+	budget     time.Duration // outage budget for transient failures
+	maxDeliver int           // the consumer's MaxDeliver; <= 0: unlimited
+	last       uint64        // delivery count at which a failing event is given up
 	beats      beats
 	rnd        io.Reader // source of run secrets; nil: crypto/rand
 }
@@ -94,7 +97,8 @@ func WithCacheSize(n int) Option { return func(e *Engine) { e.cache.max = max(n,
 func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
 
 // WithBackoff sets the Nak delay after a transient failure, as a function of
-// the delivery count (default: 1 s doubling up to 30 s).
+// the delivery count (default: 1 s doubling up to 30 s). The delays count
+// against the outage budget (WithOutageBudget).
 func WithBackoff(f func(delivered uint64) time.Duration) Option {
 	return func(e *Engine) { e.backoff = f }
 }
@@ -121,6 +125,9 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 	if err := topic.ValidateToken("agent_class", w.Class()); err != nil {
 		return nil, fmt.Errorf("dispatch: workflow class: %w", err)
 	}
+	if err := bus.RunnerConsumer(w.Class()).Validate(); err != nil {
+		return nil, fmt.Errorf("dispatch: workflow class: %w", err) // names too long for JetStream
+	}
 	e := &Engine{
 		w:         w,
 		class:     w.Class(),
@@ -132,10 +139,12 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		config:    emptyConfig{},
 		now:       time.Now,
 		backoff:   bus.Backoff,
+		budget:    DefaultOutageBudget,
 	}
 	for _, o := range opts {
 		o(e)
 	}
+	e.last = e.lastDelivery()
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -228,9 +237,13 @@ func (nopObserver) Dropped(Drop)       {}
 // Handle processes one delivery of a control event of the engine's class
 // and settles it: Ack once the event is handled — every step it started
 // has published its outputs or recorded its failure —, InProgress heartbeats
-// meanwhile, DeadLetter for a subject that does not parse, a foreign class,
-// an undecodable payload or an event the run refuses (ErrRefused), and Nak
-// with backoff on transient failures of the store or the bus. ctx bounds the
+// meanwhile, DeadLetter for a subject that does not parse, a foreign class
+// or an event the run refuses (ErrRefused), an ExceptionEvent for the run
+// and DeadLetter for an undecodable payload, and Nak with backoff on
+// transient failures of the store or the bus. A permanent failure
+// (IsPermanent), or a transient one that outlasts the outage budget or the
+// consumer's MaxDeliver, ends the run with an ExceptionEvent and
+// dead-letters the event: nothing is dropped in silence. ctx bounds the
 // handling; steps see a context derived from it.
 func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	var err error
@@ -246,7 +259,11 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 	ev, err := event.Unmarshal(m.Data)
 	if err != nil {
-		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err))
+		// The run cannot go on without it: end it rather than leave it
+		// waiting for an event that never comes.
+		stub := &event.BaseEvent{Base: event.Base{EventID: t.EventID}}
+		e.giveUp(ctx, t, stub, d, fmt.Sprintf("dispatch: payload of %s does not decode: %v", m.Subject, err),
+			"the request's event does not decode")
 		return
 	}
 	if hasAIHub(m.Header) {
@@ -260,16 +277,19 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
 		defer func() { end(err) }()
 	}
+	if n := d.NumDelivered(); n > e.last {
+		// Delivered again after the last try: the handling before never
+		// settled it (a crash loop, or a dead letter that failed).
+		e.giveUp(ctx, t, ev, d, fmt.Sprintf("dispatch: %s %s delivered %d times without being handled (outage budget %s, max deliver %d)",
+			event.Name(ev), ev.EventBase().EventID, n, e.budget, e.maxDeliver), "the agent could not handle this request and gave up")
+		return
+	}
 	if err = e.process(ctx, t, ev, d.Seq(), d); errors.Is(err, ErrRefused) {
+		// Not the run's event: nothing is published into the run it names.
 		e.deadLetter(ctx, d, err.Error())
 		return
 	} else if err != nil {
-		delay := e.backoff(d.NumDelivered())
-		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
-			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)
-		if nerr := d.Nak(delay); nerr != nil {
-			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", m.Subject, "error", nerr)
-		}
+		e.failed(ctx, t, ev, d, err)
 		return
 	}
 	if err := d.Ack(ctx); err != nil {

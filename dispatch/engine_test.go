@@ -111,7 +111,7 @@ func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
 		calls++
 		return []*Out{{}, {}}, nil
 	}, step.Name("s"), step.MaxExecutions(1))
-	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 1}
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 2} // outputs not kept, outcome not recorded
 	h := agenttest.New(t, partial(t, "Rerun", s), agenttest.WithStore(st))
 	res := h.Start(&In{}) // the outcome cannot be recorded: the trigger is Nak'ed
 	first := res.IDs("Out")
@@ -271,7 +271,7 @@ func TestEmitDisplayEvents(t *testing.T) {
 		emitErr = ctx.Emit(&Out{})
 		return &Out{}, nil
 	}, step.Name("s"))
-	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 1}
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 2} // outputs not kept, outcome not recorded
 	h := agenttest.New(t, partial(t, "Emit", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
 	if !errors.Is(emitErr, dispatch.ErrControlEmit) {

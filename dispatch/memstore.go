@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,7 +67,7 @@ func (m *MemoryStore) Claim(ctx context.Context, run RunKey, req ClaimRequest) (
 	n := r.counters[req.Step]
 	if c, ok := r.claims[id]; ok {
 		if c.done {
-			return ClaimResult{Status: Done, Outcome: c.o, Count: n}, nil
+			return ClaimResult{Status: Done, Outcome: c.o.clone(), Count: n}, nil
 		}
 		return ClaimResult{Status: Pending, Count: n}, nil
 	}
@@ -95,8 +96,20 @@ func (m *MemoryStore) Complete(ctx context.Context, run RunKey, step, key string
 	if _, ok := r.claims[id]; !ok {
 		return fmt.Errorf("dispatch: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, ErrNotFound)
 	}
-	r.claims[id] = memClaim{o: o, done: true}
+	r.claims[id] = memClaim{o: o.clone(), done: true}
 	return nil
+}
+
+// clone copies the kept outputs, so that neither side's buffers are shared.
+func (o Outcome) clone() Outcome {
+	if o.Outputs != nil {
+		outs := make([]json.RawMessage, len(o.Outputs))
+		for i, b := range o.Outputs {
+			outs[i] = slices.Clone(b)
+		}
+		o.Outputs = outs
+	}
+	return o
 }
 
 // Count implements Store.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -22,11 +23,13 @@ import (
 
 // Process handles one control event of the engine's class, delivered at
 // stream sequence seq with subject t, and returns once every step it started
-// has published its outputs or recorded its failure. An error wrapping ErrRefused means the event does not belong in
-// the run its subject names (see ErrRefused): nothing was done, and it must
-// not be redelivered. Any other error means a transient failure (store or
-// bus): the caller should have the event redelivered; handling it again is
-// safe. Handle is Process plus decoding and settling a delivery.
+// has published its outputs or recorded its failure. An error wrapping
+// ErrRefused means the event does not belong in the run its subject names
+// (see ErrRefused): nothing was done, and it must not be redelivered. Any
+// other error means the event was not handled: a permanent failure
+// (IsPermanent) must not be retried; any other is transient (store or bus)
+// and the event should be redelivered; handling it again is safe. Handle is
+// Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
 	return e.process(ctx, t, ev, seq, nil)
 }
@@ -451,7 +454,12 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 			if err != nil {
 				return false, fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
 			}
-			if res.Status != Pending {
+			switch {
+			case res.Status == Done && len(res.Outcome.Outputs) > 0:
+				// It ran and passed its precondition; only its kept
+				// outputs remain to be published (execute does).
+				return true, nil
+			case res.Status != Pending:
 				return false, nil
 			}
 		}
@@ -480,7 +488,9 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 }
 
 // execute claims and runs one ready step, publishes its outputs in order and
-// records the outcome.
+// records the outcome. The outputs are kept with the claim before they are
+// published, so a publish that fails never makes the step run again: the
+// redelivery publishes the kept outputs.
 func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
 	s := p.step
 	run := r.key
@@ -491,10 +501,16 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if err != nil {
 		return fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
 	}
-	if res.Status == Done || res.Status == Limited {
-		return nil
-	}
 	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs, Rerun: res.Status == Pending}
+	switch res.Status {
+	case Limited:
+		return nil
+	case Done:
+		if len(res.Outcome.Outputs) == 0 {
+			return nil
+		}
+		return e.republish(ctx, r, t, p, x, res.Outcome)
+	}
 	// The reference of a failure is the id of the ExceptionEvent it causes.
 	ref := p.b.id("exception", 0)
 	outs, callErr := e.call(p, ref)
@@ -506,44 +522,158 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			}
 		}
 	}
+	var evs []event.Event
+	var kept []json.RawMessage
+	if callErr == nil {
+		now := e.now().UnixNano()
+		evs = make([]event.Event, 0, len(outs))
+		for i, o := range outs {
+			b := o.EventBase()
+			b.EventID = p.b.id("out", i)
+			if b.CreatedAt == 0 {
+				b.CreatedAt = now
+			}
+			e.completeTopic(o, t)
+			data, err := e.encodeOutput(t, o)
+			if err != nil {
+				// Names the step, the output and the limit: no secret, and
+				// what the agent's author needs to see.
+				msg := fmt.Sprintf("step %s: output %s cannot be published: %v", s.Name(), event.Name(o), err)
+				callErr = step.WithUserMessage(fmt.Errorf("step %s: output %s cannot be published: %w", s.Name(), event.Name(o), err), msg)
+				break
+			}
+			evs, kept = append(evs, o), append(kept, data)
+		}
+	}
+	var outcome Outcome
 	if callErr != nil {
+		evs, kept = nil, nil
 		x.Err = callErr
 		e.observer.Executed(x)
+		outcome = Outcome{Failed: true, Message: callErr.Error()}
 		if s.StopOnError() {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
-			exc := &event.ExceptionEvent{Message: publicMessage(callErr, ref)}
+			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
 			exc.EventID = ref
-			if _, err := e.publish(ctx, r, t, exc, s.Name()); err != nil {
-				return err
+			exc.CreatedAt = e.now().UnixNano()
+			data, err := event.Marshal(exc)
+			if err != nil {
+				return Permanent(fmt.Errorf("dispatch: encode ExceptionEvent: %w", err))
 			}
+			evs, kept = []event.Event{exc}, []json.RawMessage{data}
 		} else {
 			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", failAttrs(run, s.Name(), ref, callErr)...)
 		}
-		return e.complete(ctx, run, s.Name(), p.b.key, Outcome{Failed: true, Message: callErr.Error()})
 	}
-	now := e.now().UnixNano()
-	for i, o := range outs {
-		b := o.EventBase()
-		b.EventID = p.b.id("out", i)
-		if b.CreatedAt == 0 {
-			b.CreatedAt = now
+	if len(kept) > 0 {
+		keep := outcome
+		keep.Outputs = kept
+		if err := e.complete(ctx, run, s.Name(), p.b.key, keep); err != nil {
+			// Without the kept outputs a redelivery runs the step again
+			// (as the same execution, with the same output ids); publishing
+			// now still lets the run go on if the store comes back.
+			e.log.WarnContext(ctx, "dispatch: outputs could not be kept with the claim", "run_id", run.Run, "step", s.Name(), "error", err)
 		}
-		e.completeTopic(o, t)
+	}
+	for i, o := range evs {
 		if isQuestion(o) {
 			if err := e.openQuestion(ctx, run, t, o); err != nil {
 				return err
 			}
 		}
-		ok, err := e.publish(ctx, r, t, o, s.Name())
+		ok, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
 		if err != nil {
 			return err
 		}
-		if ok && e.observed {
-			x.Outputs = append(x.Outputs, b.EventID)
+		if ok && e.observed && callErr == nil {
+			x.Outputs = append(x.Outputs, o.EventBase().EventID)
 		}
 	}
-	e.observer.Executed(x)
-	return e.complete(ctx, run, s.Name(), p.b.key, Outcome{})
+	if callErr == nil {
+		e.observer.Executed(x)
+	}
+	return e.complete(ctx, run, s.Name(), p.b.key, outcome)
+}
+
+// republish publishes the outputs kept with a claim whose step ran but whose
+// outputs may not all have been published (the handling failed or crashed
+// after the step), then drops them from the claim. The step does not run
+// again. A control output the stream already holds is not published again:
+// its subject ends in its event id, so the stream tells, however long the
+// crash lasted.
+func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x Execution, o Outcome) error {
+	s := p.step
+	x.Rerun = false
+	for _, data := range o.Outputs {
+		ev, err := event.Unmarshal(data)
+		if err != nil {
+			return Permanent(fmt.Errorf("dispatch: an output kept for step %s does not decode: %w", s.Name(), err))
+		}
+		if isQuestion(ev) {
+			if err := e.openQuestion(ctx, r.key, t, ev); err != nil {
+				return err
+			}
+		}
+		ok, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
+		if err != nil {
+			return err
+		}
+		if ok && e.observed && !o.Failed {
+			x.Outputs = append(x.Outputs, ev.EventBase().EventID)
+		}
+	}
+	e.log.InfoContext(ctx, "dispatch: outputs of an earlier execution published again", "run_id", r.key.Run,
+		"step", s.Name(), "outputs", len(o.Outputs))
+	if !o.Failed {
+		e.observer.Executed(x)
+	}
+	return e.complete(ctx, r.key, s.Name(), p.b.key, Outcome{Failed: o.Failed, Message: o.Message})
+}
+
+// outputHeadroom is room left below the server's max payload for the
+// headers a publish adds (trace context, baggage).
+const outputHeadroom = 512
+
+// encodeOutput encodes an output and checks, before any I/O, that it can
+// be published on the run: its subjects within the length limit, its size
+// within the server's max payload.
+func (e *Engine) encodeOutput(t topic.Agent, ev event.Event) ([]byte, error) {
+	name, id := event.Name(ev), ev.EventBase().EventID
+	if event.IsControl(ev) {
+		if _, err := t.Event(topic.Control, name, id).Subject(); err != nil {
+			return nil, err
+		}
+	}
+	if event.IsDisplay(ev) {
+		if _, err := t.Event(topic.Display, name, id).Subject(); err != nil {
+			return nil, err
+		}
+	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if limit := e.bus.MaxPayload() - outputHeadroom; e.bus.MaxPayload() > 0 && len(data) > limit {
+		return nil, fmt.Errorf("%w: %d bytes encoded, over the limit of %d bytes (the server's max_payload of %d less %d for headers)",
+			bus.ErrPayloadTooLarge, len(data), limit, e.bus.MaxPayload(), outputHeadroom)
+	}
+	return data, nil
+}
+
+// maxMessage bounds the message of an ExceptionEvent built from an error:
+// an error may quote large inputs, and the event must still fit in one
+// message.
+const maxMessage = 16 << 10
+
+func clipMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
@@ -622,16 +752,59 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	if ev.EventBase().CreatedAt == 0 {
 		ev.EventBase().CreatedAt = e.now().UnixNano()
 	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return false, Permanent(fmt.Errorf("dispatch: encode %s: %w", event.Name(ev), err))
+	}
+	return e.publishData(ctx, r, t, ev, data, stepName, false)
+}
+
+// publishData is publish with ev already encoded as data: a control event
+// goes to the stream with its event id as msg id (D15), a display event to
+// core NATS, an event that is both to both, control first. With recheck (a
+// kept output published again) a control event the stream already holds
+// is not sent again, nor is its display copy. Subjects are built before any
+// I/O; one that cannot be built is a permanent failure.
+func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, stepName string, recheck bool) (ok bool, err error) {
+	name, id := event.Name(ev), ev.EventBase().EventID
+	control, display := event.IsControl(ev), event.IsDisplay(ev)
+	var controlSubj, displaySubj string
+	if control {
+		if controlSubj, err = t.Event(topic.Control, name, id).Subject(); err != nil {
+			return false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
+		}
+	}
+	if display {
+		if displaySubj, err = t.Event(topic.Display, name, id).Subject(); err != nil {
+			return false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
+		}
+	}
+	if !control && !display {
+		return false, Permanent(fmt.Errorf("dispatch: publish %s: neither a control nor a display event", name))
+	}
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()
 	if r.terminated.Load() {
 		e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
-			"run_id", t.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+			"run_id", t.Run, "step", stepName, "event", name, "event_id", id)
 		e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
 		return false, nil
 	}
-	if _, err := bus.PublishEvent(ctx, e.bus, t.Event(topic.Control, event.Name(ev), ev.EventBase().EventID), ev, nil); err != nil {
-		return false, fmt.Errorf("dispatch: publish %s: %w", event.Name(ev), err)
+	stored := false
+	if control && recheck {
+		if stored, err = e.bus.HasSubject(ctx, e.stream, controlSubj); err != nil {
+			return false, fmt.Errorf("dispatch: look up %s in the stream: %w", name, err)
+		}
+	}
+	if control && !stored {
+		if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id); err != nil {
+			return false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+		}
+	}
+	if display && !stored {
+		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Data: data}); err != nil {
+			return false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+		}
 	}
 	if event.IsStop(ev) || event.IsException(ev) {
 		r.terminate()

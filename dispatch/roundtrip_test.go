@@ -140,7 +140,12 @@ func TestStoreCallsPerRun(t *testing.T) {
 	if calls["SetMarker"] != 4 {
 		t.Errorf("%d marker writes, want 4 (identity, terminal once, end, cleaned)", calls["SetMarker"])
 	}
-	if n := store.total(); n > 16 {
-		t.Errorf("%d store calls per run, want at most 16", n)
+	// Each of the three steps completes its claim twice: once keeping its
+	// outputs before they are published, once dropping them after.
+	if calls["Complete"] != 6 {
+		t.Errorf("%d completes, want 6 (two per step)", calls["Complete"])
+	}
+	if n := store.total(); n > 19 {
+		t.Errorf("%d store calls per run, want at most 19", n)
 	}
 }

@@ -43,7 +43,7 @@ func TestStepContext(t *testing.T) {
 		stateKeys = k
 		return &Out{}, err
 	}, step.Name("s"))
-	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 1}
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failComplete: 2} // outputs not kept, outcome not recorded
 	h := agenttest.New(t, partial(t, "Ctx", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
 	in := res.IDs("In")[0]

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 )
 
@@ -102,6 +103,27 @@ type Outcome struct {
 	Failed bool `json:"failed,omitempty"`
 	// Message is the failure's message.
 	Message string `json:"message,omitempty"`
+	// Outputs are the events the execution produced (its outputs, or the
+	// ExceptionEvent of a failure that ends the run), encoded, kept until
+	// all of them are published. The engine completes a claim with them
+	// before it publishes, and again without them once they are all
+	// published; a Done claim that still has Outputs is published again on
+	// redelivery instead of running the step again. A store keeps them as
+	// it keeps the rest of the outcome.
+	Outputs []json.RawMessage `json:"outputs,omitempty"`
+}
+
+// Equal reports whether o and p are the same outcome, outputs included.
+func (o Outcome) Equal(p Outcome) bool {
+	if o.Failed != p.Failed || o.Message != p.Message || len(o.Outputs) != len(p.Outputs) {
+		return false
+	}
+	for i := range o.Outputs {
+		if string(o.Outputs[i]) != string(p.Outputs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // ClaimResult is the answer of Store.Claim.
@@ -162,9 +184,11 @@ type Store interface {
 	// counter never exceeds req.Max. Existing claims are reported as Pending
 	// or Done and change nothing.
 	Claim(ctx context.Context, run RunKey, req ClaimRequest) (ClaimResult, error)
-	// Complete records the outcome of a claim, which then reports Done. It
-	// returns ErrNotFound (and stores nothing) if the claim does not exist.
-	// Completing a Done claim again overwrites the outcome.
+	// Complete records the outcome of a claim, which then reports Done with
+	// that outcome, Outputs included. It returns ErrNotFound (and stores
+	// nothing) if the claim does not exist. Completing a Done claim again
+	// overwrites the outcome (the engine does, to drop the kept outputs once
+	// they are published).
 	Complete(ctx context.Context, run RunKey, step, key string, o Outcome) error
 	// Count returns the execution counter of step in run (0 if absent).
 	Count(ctx context.Context, run RunKey, step string) (int64, error)

@@ -165,6 +165,7 @@ func Run(t *testing.T, h Harness) {
 		{"stream/ensure-idempotent", testEnsureIdempotent},
 		{"stream/agent-stream-config", testAgentStreamConfig},
 		{"stream/next-msg", testNextMsg},
+		{"stream/has-subject", testHasSubject},
 		{"stream/max-msgs-discard-old", testMaxMsgs},
 		{"durable/deliver-all-history", testDeliverAll},
 		{"durable/max-ack-pending", testMaxAckPending},
@@ -474,6 +475,30 @@ func testNextMsg(e *env) {
 	}
 	if _, err := e.b.NextMsg(e.ctx, st, "bad..filter", 1); !errors.Is(err, bus.ErrInvalidSubject) {
 		e.t.Fatalf("bad filter: %v, want ErrInvalidSubject", err)
+	}
+}
+
+func testHasSubject(e *env) {
+	st := e.stream("hs")
+	subj := func(id string) string { return e.subj("hs", "r", "control_event", id) }
+	e.pub(subj("e1"), "1", "")
+	e.pub(subj("e2"), "2", "")
+	for id, want := range map[string]bool{"e1": true, "e2": true, "e3": false} {
+		got, err := e.b.HasSubject(e.ctx, st, subj(id))
+		must(e.t, err)
+		if got != want {
+			e.t.Fatalf("HasSubject(%s) = %v, want %v", id, got, want)
+		}
+	}
+	// Exact: a subject is not a pattern, and a prefix is not a match.
+	if got, err := e.b.HasSubject(e.ctx, st, e.subj("hs", "r", "control_event", "e")); err != nil || got {
+		e.t.Fatalf("HasSubject(prefix) = %v, %v; want false", got, err)
+	}
+	if _, err := e.b.HasSubject(e.ctx, e.prefix+"_nostream", subj("e1")); !isNotFound(err) {
+		e.t.Fatalf("missing stream: %v, want ErrNotFound", err)
+	}
+	if _, err := e.b.HasSubject(e.ctx, st, "bad..subject"); !errors.Is(err, bus.ErrInvalidSubject) {
+		e.t.Fatalf("bad subject: %v, want ErrInvalidSubject", err)
 	}
 }
 

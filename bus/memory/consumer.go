@@ -433,6 +433,7 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 	}
 	dl := b.opts.DeadLetters
 	letter, id := dl.Letter(&d.msg, d.c.st.cfg.Name, d.seq, d.delivered, reason)
+	letter = bus.Fit(letter, b.opts.MaxPayload)
 	if err := b.EnsureStream(ctx, dl.StreamConfig()); err != nil {
 		return fmt.Errorf("dead letter of message %d: %w", d.seq, err)
 	}

@@ -295,6 +295,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// HasSubject reports whether the stream holds a message on exactly
+// subject; see bus.Streams.
+func (b *Bus) HasSubject(ctx context.Context, name, subject string) (bool, error) {
+	if err := bus.ValidateSubject(subject); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, err := b.trimmed(name)
+	if err != nil {
+		return false, err
+	}
+	for i := len(st.msgs) - 1; i >= 0; i-- { // recent messages are the likely ones
+		if st.msgs[i].msg.Subject == subject {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // NextMsg returns the first message with sequence ≥ seq matching filter; see
 // bus.Streams.
 func (b *Bus) NextMsg(ctx context.Context, name, filter string, seq uint64) (*bus.StoredMsg, error) {

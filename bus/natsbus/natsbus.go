@@ -32,6 +32,8 @@ type Bus struct {
 	subs      map[*subscription]struct{}
 	consumers map[*consumer]struct{}
 	dlReady   bool // the dead-letter stream is known to exist
+
+	lost chan struct{} // closed when the connection is closed for good
 }
 
 var _ bus.Bus = (*Bus)(nil)
@@ -101,10 +103,29 @@ func New(nc *nats.Conn, cfg Config) (*Bus, error) {
 		nc: nc, js: js, cfg: cfg, retry: retry, log: log,
 		subs:      map[*subscription]struct{}{},
 		consumers: map[*consumer]struct{}{},
+		lost:      make(chan struct{}),
 	}
 	b.maxPay.Store(nc.MaxPayload())
+	// Chain, not replace, a closed handler the caller may have set.
+	prev := nc.ClosedHandler()
+	var once sync.Once
+	nc.SetClosedHandler(func(c *nats.Conn) {
+		once.Do(func() { close(b.lost) })
+		if prev != nil {
+			prev(c)
+		}
+	})
+	if nc.IsClosed() {
+		once.Do(func() { close(b.lost) })
+	}
 	return b, nil
 }
+
+// Closed is closed once the connection is closed for good: by Close, by
+// its owner, or by the client giving up on it (nats.go does after some
+// server errors, such as a protocol line over the server's limit). Nothing
+// sent through b after that arrives; a runner should stop and report it.
+func (b *Bus) Closed() <-chan struct{} { return b.lost }
 
 // Conn returns the underlying connection.
 func (b *Bus) Conn() *nats.Conn { return b.nc }

@@ -118,6 +118,41 @@ type msgGetRequest struct {
 	NextBySub string `json:"next_by_subj"`
 }
 
+// lastBySubjRequest asks STREAM.MSG.GET for the last message stored on a
+// subject.
+type lastBySubjRequest struct {
+	LastBySubj string `json:"last_by_subj"`
+}
+
+// HasSubject reports whether the stream holds a message on exactly subject,
+// in one request to $JS.API.STREAM.MSG.GET.<stream>; see bus.Streams.
+func (b *Bus) HasSubject(ctx context.Context, stream, subject string) (bool, error) {
+	if err := bus.ValidateSubject(subject); err != nil {
+		return false, err
+	}
+	req, _ := json.Marshal(lastBySubjRequest{LastBySubj: subject})
+	ctx, cancel := bus.RequestContext(ctx)
+	defer cancel()
+	r, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return false, fmt.Errorf("stream %q: look up subject: %w", stream, mapErr(err))
+	}
+	var resp msgGetResponse
+	if err := json.Unmarshal(r.Data, &resp); err != nil {
+		return false, fmt.Errorf("stream %q: look up subject: bad response: %w", stream, err)
+	}
+	if e := resp.Error; e != nil {
+		switch {
+		case e.ErrCode == errCodeStreamNotFound:
+			return false, fmt.Errorf("stream %q: %w", stream, bus.ErrNotFound)
+		case e.ErrCode == errCodeNoMessage || e.Code == 404:
+			return false, nil
+		}
+		return false, fmt.Errorf("stream %q: look up subject: %s (code %d, err_code %d)", stream, e.Description, e.Code, e.ErrCode)
+	}
+	return resp.Message != nil, nil
+}
+
 type msgGetResponse struct {
 	Error *struct {
 		Code        int    `json:"code"`
@@ -500,6 +535,7 @@ func (d *delivery) DeadLetter(ctx context.Context, reason string) error {
 		return fmt.Errorf("dead letter of message %d: %w", d.Seq(), err)
 	}
 	letter, id := dl.Letter(d.msg, d.meta().Stream, d.Seq(), d.NumDelivered(), reason)
+	letter = bus.Fit(letter, b.MaxPayload())
 	if _, err := b.PublishStream(ctx, letter, id); err != nil {
 		if errors.Is(err, bus.ErrNoResponders) { // the stream went away: ensure it next time
 			b.mu.Lock()

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	}{
 		{"ClaimLifecycle", testClaimLifecycle},
 		{"ClaimFailedOutcome", testClaimFailedOutcome},
+		{"KeptOutputs", testKeptOutputs},
 		{"CompleteAbsent", testCompleteAbsent},
 		{"MaxExecutions", testMaxExecutions},
 		{"PendingTakesNoSlot", testPendingTakesNoSlot},
@@ -117,7 +118,7 @@ func testClaimLifecycle(t *testing.T, s dispatch.Store, c string) {
 	}
 	got := claim(t, s, run, "s", "k1", 0)
 	wantClaim(t, got, dispatch.Done, 1)
-	if got.Outcome != (dispatch.Outcome{}) {
+	if !got.Outcome.Equal(dispatch.Outcome{}) {
 		t.Fatalf("Outcome = %+v, want success", got.Outcome)
 	}
 	// Another key of the same step is another execution.
@@ -140,9 +141,50 @@ func testClaimFailedOutcome(t *testing.T, s dispatch.Store, c string) {
 		t.Fatal(err)
 	}
 	got := claim(t, s, run, "s", "k", 0)
-	if got.Status != dispatch.Done || got.Outcome != want {
+	if got.Status != dispatch.Done || !got.Outcome.Equal(want) {
 		t.Fatalf("Claim = %+v, want Done with %+v", got, want)
 	}
+}
+
+// testKeptOutputs: the encoded outputs kept with a claim come back with
+// it, byte for byte, until a second Complete drops them.
+func testKeptOutputs(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	claim(t, s, run, "s", "k", 0)
+	big := `{"_event_name":"Out","text":"` + strings.Repeat("ü", 20000) + `","n":[1,2.5,null,true]}`
+	kept := dispatch.Outcome{Outputs: []json.RawMessage{
+		json.RawMessage(`{"_event_name":"Out","event_id":"a","created_at":1}`),
+		json.RawMessage(big),
+	}}
+	if err := s.Complete(ctx(t), run, "s", "k", kept); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(t, s, run, "s", "k", 0)
+	if got.Status != dispatch.Done || !got.Outcome.Equal(kept) {
+		t.Fatalf("Claim = %v with %d outputs, want Done with the 2 kept outputs unchanged", got.Status, len(got.Outcome.Outputs))
+	}
+	failed := dispatch.Outcome{Failed: true, Message: "boom", Outputs: []json.RawMessage{json.RawMessage(`{"_event_name":"ExceptionEvent"}`)}}
+	if err := s.Complete(ctx(t), run, "s", "k", failed); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(t, s, run, "s", "k", 0); !got.Outcome.Equal(failed) {
+		t.Fatalf("Outcome = %+v, want %+v", got.Outcome, failed)
+	}
+	done := dispatch.Outcome{Failed: true, Message: "boom"}
+	if err := s.Complete(ctx(t), run, "s", "k", done); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(t, s, run, "s", "k", 0); !got.Outcome.Equal(done) || got.Outcome.Outputs != nil {
+		t.Fatalf("after the outputs were dropped: %+v", got.Outcome)
+	}
+	// The kept outputs are the claim's: DeleteRun removes them.
+	if err := s.Complete(ctx(t), run, "s", "k", kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatal(err)
+	}
+	wantClaim(t, claim(t, s, run, "s", "k", 0), dispatch.Claimed, 1)
 }
 
 func testCompleteAbsent(t *testing.T, s dispatch.Store, c string) {
