@@ -760,7 +760,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 }
 
 // publishData is publish with ev already encoded as data: a control event
-// goes to the stream with its event id as msg id (D15), a display event to
+// goes to the stream with its event id as msg id, a display event to
 // core NATS, an event that is both to both, control first. With recheck (a
 // kept output published again) a control event the stream already holds
 // is not sent again, nor is its display copy. Subjects are built before any
