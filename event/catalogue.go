@@ -255,10 +255,16 @@ type HumanInTheLoopChatRequestEvent struct {
 	HumanInTheLoopRequestEvent
 }
 
-// ToolApprovalRequestEvent asks a human to approve a tool call (newer
-// reference type; its own fields are unconfirmed and kept as extras).
+// ToolApprovalRequestEvent asks a human to approve a tool call before it
+// runs; chat clients show it as a yes/no confirmation, answered by a
+// HumanInTheLoopConfirmationResponseEvent.
 type ToolApprovalRequestEvent struct {
-	HumanInTheLoopRequestEvent
+	HumanInTheLoopConfirmationRequestEvent
+	ToolCallID  string                     `json:"tool_call_id" event:"required"`
+	Name        string                     `json:"name" event:"required"`
+	Arguments   map[string]json.RawMessage `json:"arguments" event:"default={}"`
+	Kind        string                     `json:"kind" event:"required"`
+	CiteSources bool                       `json:"cite_sources" event:"default=true"`
 }
 
 // HumanInTheLoopConfirmationResponseEvent carries a human's yes or no.
@@ -622,7 +628,7 @@ func quote(s string) string { return string(appendString(nil, s)) }
 
 func registerCatalogue() {
 	MustRegister[LanguageEvent]()
-	MustRegister[BotInTheLoopRequestEvent]()
+	MustRegister[BotInTheLoopRequestEvent](WithReply("BotInTheLoopResponseEvent"))
 	MustRegister[BotInTheLoopResponseEvent]()
 	MustRegister[RecallMemoryEvent]()
 	MustRegister[MemoryRecalledEvent]()
@@ -653,8 +659,10 @@ func registerCatalogue() {
 	MustRegister[RouterEvent]()
 	MustRegister[LimitChatHistoryEvent]()
 	MustRegister[StandaloneQuestionCondenserEvent]()
-	MustRegister[HumanInTheLoopConfirmationRequestEvent]()
-	MustRegister[HumanInTheLoopChatRequestEvent]()
+	MustRegister[HumanInTheLoopConfirmationRequestEvent](WithLiteral("hitl_type", HITLConfirmation),
+		WithReply("HumanInTheLoopConfirmationResponseEvent"))
+	MustRegister[HumanInTheLoopChatRequestEvent](WithLiteral("hitl_type", HITLChat),
+		WithReply("HumanInTheLoopChatResponseEvent"))
 	MustRegister[ToolApprovalRequestEvent]()
 	MustRegister[HumanInTheLoopConfirmationResponseEvent](WithParents(
 		"HumanInTheLoopResponseEvent[HumanInTheLoopConfirmationRequestEvent]", "HumanInTheLoopResponseEvent"))

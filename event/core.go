@@ -106,7 +106,8 @@ func registerCore() {
 	MustRegister[ChunkEvent]()
 	MustRegister[HumanInTheLoopRequestEvent]()
 	MustRegister[HumanInTheLoopResponseEvent]()
-	MustRegister[HumanInTheLoopInputRequestEvent]()
+	MustRegister[HumanInTheLoopInputRequestEvent](WithLiteral("hitl_type", HITLInput),
+		WithReply("HumanInTheLoopInputResponseEvent"))
 	MustRegister[HumanInTheLoopInputResponseEvent](WithParents(
 		"HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent"))
 }
