@@ -45,7 +45,8 @@ type field struct {
 	// fill, for a pointer to a struct, is that struct's plan with defaults
 	// for some of its fields: a set value gets its zero fields filled.
 	fill    *structPlan
-	literal *string // the one value the field may hold (a Literal tag)
+	literal *string  // the one value the field may hold (a Literal tag)
+	oneOf   []string // the values a string field may hold (tag oneof=a|b)
 }
 
 type structPlan struct {
@@ -642,6 +643,8 @@ func buildPlan(t reflect.Type) (*structPlan, error) {
 					f.required = true
 				case strings.HasPrefix(opt, "default="):
 					f.def = defaultJSON(strings.TrimPrefix(opt, "default="))
+				case strings.HasPrefix(opt, "oneof="):
+					f.oneOf = strings.Split(strings.TrimPrefix(opt, "oneof="), "|")
 				case strings.HasPrefix(opt, "alias="):
 					f.aliases = append(f.aliases, strings.TrimPrefix(opt, "alias="))
 				}

@@ -384,15 +384,15 @@ func (p *structPlan) apply(fo fieldOption) error {
 		return fmt.Errorf("default of %s: no such field", fo.field)
 	}
 	f := &p.fields[i]
+	if fo.literal && f.typ.Kind() != reflect.String {
+		return fmt.Errorf("literal of field %s: not a string field", f.name)
+	}
 	raw := defaultJSON(fo.value)
 	canon, err := canonical(f.c, f.typ, raw)
 	if err != nil {
 		return fmt.Errorf("default of field %s: %w", f.name, err)
 	}
 	if fo.literal {
-		if f.typ.Kind() != reflect.String {
-			return fmt.Errorf("literal of field %s: not a string field", f.name)
-		}
 		var s string
 		_ = json.Unmarshal(raw, &s)
 		f.literal = &s

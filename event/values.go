@@ -226,10 +226,10 @@ var (
 
 func (f UserUploadedFile) validate() error {
 	if !reFilename.MatchString(f.Filename) {
-		return &ValidationError{Field: "files.filename", Hint: "must be a file name without / or \\, got " + quote(f.Filename)}
+		return &ValidationError{Field: "filename", Hint: "must be a file name without / or \\, got " + quote(f.Filename)}
 	}
 	if !reFileID.MatchString(f.FileID) {
-		return &ValidationError{Field: "files.file_id", Hint: "must be a lowercase UUID4, got " + quote(f.FileID)}
+		return &ValidationError{Field: "file_id", Hint: "must be a lowercase UUID4, got " + quote(f.FileID)}
 	}
 	return nil
 }
