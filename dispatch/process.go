@@ -419,11 +419,15 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			}
 		}
 	}
+	invalid := invalidOutput(p.sc, outs)
+	if invalid != nil {
+		callErr = invalid
+	}
 	if callErr != nil {
 		x.Err = callErr
 		e.observer.Executed(x)
 		msg := callErr.Error()
-		if s.StopOnError() {
+		if s.StopOnError() || invalid != nil {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", "run_id", run.Run, "step", s.Name(), "error", callErr)
 			exc := &event.ExceptionEvent{Message: msg}
 			exc.EventID = p.b.id("exception", 0)
@@ -519,6 +523,31 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		r.terminalStored.Store(true)
 	}
 	return true, nil
+}
+
+// checkOutput is the strict validation of an event a step returns or emits,
+// before it is published: an event the reference would refuse is never put
+// on the wire. The error names the step, the event and the field.
+func checkOutput(stepName string, ev event.Event) error {
+	if err := event.ValidateFields(ev); err != nil {
+		return fmt.Errorf("step %s produced an invalid %s: %w", stepName, event.Name(ev), err)
+	}
+	return nil
+}
+
+// invalidOutput is the first output of an execution that failed
+// checkOutput: an event the step emitted, else one it returned. An invalid
+// output ends the run, whatever the step's stop-on-error setting.
+func invalidOutput(sc *stepContext, outs []event.Event) error {
+	if err := sc.invalid.Load(); err != nil {
+		return *err
+	}
+	for _, o := range outs {
+		if err := checkOutput(sc.step, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // completeTopic fills the reply topic of HITL and BITL requests with the
