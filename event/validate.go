@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// Validate checks that e may be produced, strictly (D13): it has an
+// Validate checks that e may be produced, strictly: it has an
 // event_id and a created_at, and ValidateFields holds. Lenient reading
 // accepts what Validate refuses, so that received events can be forwarded.
 func Validate(e Event) error {

@@ -138,3 +138,14 @@ func TestWithDefaultInherited(t *testing.T) {
 		t.Error("Default(tool) reported")
 	}
 }
+
+func TestNewAppliesTypeDefaults(t *testing.T) {
+	req := New[HumanInTheLoopConfirmationRequestEvent]()
+	if req.HITLType != HITLConfirmation || req.Topic == nil || req.Topic.EventName == nil ||
+		*req.Topic.EventName != "HumanInTheLoopConfirmationResponseEvent" || *req.Topic.EventType != "control_event" {
+		t.Errorf("New = %+v", req)
+	}
+	if e := New[ToolApprovalRequestEvent](); !e.CiteSources || e.Arguments == nil || e.HITLType != HITLConfirmation {
+		t.Errorf("New[ToolApprovalRequestEvent] = %+v", e)
+	}
+}
