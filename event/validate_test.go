@@ -107,16 +107,17 @@ func TestWithDefaultErrors(t *testing.T) {
 	}
 }
 
+// regApproval is a user-defined request type under a library one.
+type regApproval struct {
+	HumanInTheLoopInputRequestEvent
+	Tool string `json:"tool"`
+}
+
+func init() { MustRegister[regApproval]() }
+
 func TestWithDefaultInherited(t *testing.T) {
 	// A user-defined request type inherits the literal and the reply of
-	// its registered parent; its own options win.
-	type regApproval struct {
-		HumanInTheLoopInputRequestEvent
-		Tool string `json:"tool"`
-	}
-	if err := Register[regApproval](); err != nil {
-		t.Fatal(err)
-	}
+	// its registered parent.
 	out := outputKeys(t, &regApproval{})
 	topic, _ := out["topic"].(map[string]any)
 	if out["hitl_type"] != "input" || topic["event_name"] != "HumanInTheLoopInputResponseEvent" || topic["event_type"] != "control_event" {
