@@ -150,3 +150,17 @@ func TestNewAppliesTypeDefaults(t *testing.T) {
 		t.Errorf("New[ToolApprovalRequestEvent] = %+v", e)
 	}
 }
+
+func TestChatMessageRole(t *testing.T) {
+	// llama-index's ChatMessage defaults its role to "user" and accepts
+	// only its roles.
+	out := outputKeys(t, Stamp(&LimitChatHistoryEvent{LimitedHistory: []ChatMessage{{}}}))
+	msg := out["limited_history"].([]any)[0].(map[string]any)
+	if msg["role"] != "user" || msg["blocks"] == nil || msg["additional_kwargs"] == nil {
+		t.Errorf("zero ChatMessage = %v", msg)
+	}
+	e := Stamp(&LimitChatHistoryEvent{LimitedHistory: []ChatMessage{Text(RoleUser, "a"), Text("robot", "b")}})
+	if got := problemFields(Validate(e)); !slices.Equal(got, []string{"limited_history[1].role"}) {
+		t.Errorf("Validate: %q", got)
+	}
+}
