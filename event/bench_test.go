@@ -131,3 +131,20 @@ func BenchmarkEncodeUserMessage(b *testing.B) { benchEncode(b, userFile) }
 func BenchmarkEncodeUserMessageBaseline(b *testing.B) {
 	benchStdEncode[flatUserMessage](b, userFile)
 }
+
+// Strict validation runs on every output the dispatcher publishes.
+func benchValidate(b *testing.B, file string) {
+	e, err := Unmarshal(readVector(b, file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Validate(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidateChunk(b *testing.B)       { benchValidate(b, chunkFile) }
+func BenchmarkValidateUserMessage(b *testing.B) { benchValidate(b, userFile) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -39,7 +40,12 @@ func validate(e Event, envelope bool) error {
 	if !ok {
 		return fmt.Errorf("event: validate %T: %w", e, ErrUnregistered)
 	}
-	c := checker{event: Name(e)}
+	c := checkers.Get().(*checker)
+	defer func() {
+		*c = checker{at: c.at[:0]}
+		checkers.Put(c)
+	}()
+	c.event = Name(e)
 	if envelope {
 		b := e.EventBase()
 		if b.EventID == "" {
@@ -49,15 +55,17 @@ func validate(e Event, envelope bool) error {
 			c.add("created_at", "zero; call Stamp or set a time")
 		}
 	}
-	c.event1(t, e, "")
+	c.event1(t, e)
 	switch len(c.errs) {
 	case 0:
 		return nil
 	case 1:
 		return c.errs[0]
 	}
-	return c.errs
+	return slices.Clone(c.errs)
 }
+
+var checkers = sync.Pool{New: func() any { return &checker{at: make([]seg, 0, 8)} }}
 
 // ValidationErrors lists every problem Validate found, in field order.
 type ValidationErrors []*ValidationError
@@ -86,42 +94,68 @@ func (v ValidationErrors) Unwrap() []error {
 type checker struct {
 	event string // name of the top-level event
 	errs  ValidationErrors
+	at    []seg // path of the value being checked
 }
 
-func (c *checker) add(path, hint string) {
-	c.errs = append(c.errs, &ValidationError{Event: c.event, Field: path, Hint: hint})
+// seg is one step of a field's JSON path: a member name, or a list index
+// when name is "".
+type seg struct {
+	name  string
+	index int
 }
 
-func join(prefix, name string) string {
-	if prefix == "" {
-		return name
+func (c *checker) push(name string, index int) { c.at = append(c.at, seg{name, index}) }
+func (c *checker) pop()                        { c.at = c.at[:len(c.at)-1] }
+
+// add records a problem of field (a path below the current value, "" for
+// the value itself). The path is built only here.
+func (c *checker) add(field, hint string) {
+	var b strings.Builder
+	for _, s := range c.at {
+		switch {
+		case s.name == "":
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.name)
+		}
 	}
-	return prefix + "." + name
+	if field != "" {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(field)
+	}
+	c.errs = append(c.errs, &ValidationError{Event: c.event, Field: b.String(), Hint: hint})
 }
 
-// event1 checks an event's own fields; prefix is its path ("" at the top).
-func (c *checker) event1(t *Type, e Event, prefix string) {
+// event1 checks an event's own fields.
+func (c *checker) event1(t *Type, e Event) {
 	for _, m := range Missing(e) {
-		c.add(join(prefix, m), "required field was missing when the event was read")
+		c.add(m, "required field was missing when the event was read")
 	}
-	c.fields(t.plan, reflect.ValueOf(e).Elem(), prefix)
+	c.fields(t.plan, reflect.ValueOf(e).Elem())
 }
 
-// hook records the error of a value type's own checks (UserUploadedFile's
-// patterns), prefixing its path.
-func (c *checker) hook(err error, prefix string) {
+// hook records the error of a value type's own checks (a chat message's
+// role, a file's name patterns), below the value's path.
+func (c *checker) hook(err error) {
 	if err == nil {
 		return
 	}
 	if ve, ok := err.(*ValidationError); ok {
-		c.add(join(prefix, ve.Field), ve.Hint)
+		c.add(ve.Field, ve.Hint)
 		return
 	}
-	c.add(prefix, err.Error())
+	c.add("", err.Error())
 }
 
 // fields checks the fields of a struct by its plan.
-func (c *checker) fields(p *structPlan, v reflect.Value, prefix string) {
+func (c *checker) fields(p *structPlan, v reflect.Value) {
 	for i := range p.fields {
 		f := &p.fields[i]
 		if i == p.displayName || i == p.displayDesc {
@@ -131,25 +165,26 @@ func (c *checker) fields(p *structPlan, v reflect.Value, prefix string) {
 		if f.zero != nil && fv.IsZero() {
 			continue // written as the reference's default
 		}
-		path := join(prefix, f.name)
 		if f.required && unset(fv) {
-			c.add(path, "required field is not set")
+			c.add(f.name, "required field is not set")
 			continue
 		}
 		if f.literal != nil {
 			if s := fv.String(); s != *f.literal {
-				c.add(path, "must be "+quote(*f.literal)+", got "+quote(s))
+				c.add(f.name, "must be "+quote(*f.literal)+", got "+quote(s))
 			}
 			continue
 		}
 		if f.oneOf != nil {
 			if s := fv.String(); !slices.Contains(f.oneOf, s) {
-				c.add(path, "must be one of "+joinQuoted(f.oneOf)+", got "+quote(s))
+				c.add(f.name, "must be one of "+joinQuoted(f.oneOf)+", got "+quote(s))
 			}
 			continue
 		}
 		if walks(f.typ) {
-			c.value(fv, path)
+			c.push(f.name, 0)
+			c.value(fv)
+			c.pop()
 		}
 	}
 }
@@ -170,7 +205,7 @@ func unset(v reflect.Value) bool {
 
 // value checks a nested value: structs by their plan, events as events,
 // the items of lists.
-func (c *checker) value(v reflect.Value, path string) {
+func (c *checker) value(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
@@ -178,30 +213,32 @@ func (c *checker) value(v reflect.Value, path string) {
 		}
 		if e, ok := v.Interface().(Event); ok {
 			if t, ok := typeOfValue(e); ok {
-				c.event1(t, e, path)
+				c.event1(t, e)
 			}
 			return
 		}
-		c.value(v.Elem(), path)
+		c.value(v.Elem())
 	case reflect.Slice:
 		for i := range v.Len() {
-			c.value(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			c.push("", i)
+			c.value(v.Index(i))
+			c.pop()
 		}
 	case reflect.Struct:
 		if v.CanAddr() {
 			if e, ok := v.Addr().Interface().(Event); ok {
 				if t, ok := typeOfValue(e); ok {
-					c.event1(t, e, path)
+					c.event1(t, e)
 				}
 				return
 			}
 		}
 		if p, err := planFor(v.Type()); err == nil {
-			c.fields(p, v, path)
+			c.fields(p, v)
 		}
 		if v.CanAddr() {
 			if x, ok := v.Addr().Interface().(interface{ validate() error }); ok {
-				c.hook(x.validate(), path)
+				c.hook(x.validate())
 			}
 		}
 	}
