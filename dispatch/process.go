@@ -522,6 +522,12 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			}
 		}
 	}
+	// An invalid output ends the run whatever the stop-on-error setting,
+	// with a message naming the step, the event and the field.
+	invalid := invalidOutput(p.sc, outs)
+	if invalid != nil {
+		callErr = step.WithUserMessage(invalid, invalid.Error())
+	}
 	var evs []event.Event
 	var kept []json.RawMessage
 	if callErr == nil {
@@ -551,7 +557,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		x.Err = callErr
 		e.observer.Executed(x)
 		outcome = Outcome{Failed: true, Message: callErr.Error()}
-		if s.StopOnError() {
+		if s.StopOnError() || invalid != nil {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
 			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
 			exc.EventID = ref
@@ -814,6 +820,31 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 		r.terminalStored.Store(true)
 	}
 	return true, nil
+}
+
+// checkOutput is the strict validation of an event a step returns or emits,
+// before it is published: an event the reference would refuse is never put
+// on the wire. The error names the step, the event and the field.
+func checkOutput(stepName string, ev event.Event) error {
+	if err := event.ValidateFields(ev); err != nil {
+		return fmt.Errorf("step %s produced an invalid %s: %w", stepName, event.Name(ev), err)
+	}
+	return nil
+}
+
+// invalidOutput is the first output of an execution that failed
+// checkOutput: an event the step emitted, else one it returned. An invalid
+// output ends the run, whatever the step's stop-on-error setting.
+func invalidOutput(sc *stepContext, outs []event.Event) error {
+	if err := sc.invalid.Load(); err != nil {
+		return *err
+	}
+	for _, o := range outs {
+		if err := checkOutput(sc.step, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // completeTopic fills the reply topic of HITL and BITL requests with the

@@ -83,6 +83,9 @@ type stepContext struct {
 	b     *binding
 	cfg   any
 	emits atomic.Int32
+	// invalid is the first emitted event that failed checkOutput: the
+	// execution ends the run even if the step ignores Emit's error.
+	invalid atomic.Pointer[error]
 }
 
 func (c *stepContext) Run() step.Run { return c.run }
@@ -112,7 +115,9 @@ func (c *stepContext) Config() any { return c.cfg }
 
 // Emit publishes a display event now, on core NATS only. Its id is derived
 // from the execution and a per-execution counter, so a re-run re-emits the
-// same ids.
+// same ids. An event that fails strict validation (event.ValidateFields) is
+// not published: Emit returns the error, and the run ends with an
+// ExceptionEvent when the step returns.
 func (c *stepContext) Emit(ev event.Event) error {
 	if ev == nil {
 		return errors.New("dispatch: Emit(nil)")
@@ -133,6 +138,10 @@ func (c *stepContext) Emit(ev event.Event) error {
 	}
 	if b.CreatedAt == 0 {
 		b.CreatedAt = c.e.now().UnixNano()
+	}
+	if err := checkOutput(c.step, ev); err != nil {
+		c.invalid.CompareAndSwap(nil, &err)
+		return err
 	}
 	ok, err := c.e.publish(c, c.r, c.t, ev, c.step)
 	if err != nil {

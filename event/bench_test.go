@@ -154,3 +154,20 @@ func BenchmarkNewIDParallel(b *testing.B) {
 		_ = id
 	})
 }
+
+// Strict validation runs on every output the dispatcher publishes.
+func benchValidate(b *testing.B, file string) {
+	e, err := Unmarshal(readVector(b, file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Validate(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidateChunk(b *testing.B)       { benchValidate(b, chunkFile) }
+func BenchmarkValidateUserMessage(b *testing.B) { benchValidate(b, userFile) }

@@ -11,7 +11,7 @@ import (
 // LanguageEvent sets the language of a run.
 type LanguageEvent struct {
 	ControlEvent
-	LanguageShortName string `json:"language_short_name" event:"default=en"`
+	LanguageShortName string `json:"language_short_name" event:"default=en,oneof=de|en|fr|it"`
 }
 
 // SlackConfig and TeamsConfig are the channel_config of a bot-in-the-loop
@@ -143,11 +143,7 @@ const (
 // RAGFailureStopEvent ends a RAG run without a useful answer.
 type RAGFailureStopEvent struct {
 	StopEvent
-	Reason string `json:"reason" event:"required"`
-}
-
-func (e *RAGFailureStopEvent) validateFields() error {
-	return oneOf("reason", e.Reason, RAGFailureContextInsufficient, RAGFailureExpertDeclined, RAGFailureExpertErrored, RAGFailureFewShotFallback)
+	Reason string `json:"reason" event:"required,oneof=context_insufficient|expert_declined|expert_errored|few_shot_fallback"`
 }
 
 // Display events.
@@ -255,10 +251,16 @@ type HumanInTheLoopChatRequestEvent struct {
 	HumanInTheLoopRequestEvent
 }
 
-// ToolApprovalRequestEvent asks a human to approve a tool call (newer
-// reference type; its own fields are unconfirmed and kept as extras).
+// ToolApprovalRequestEvent asks a human to approve a tool call before it
+// runs; chat clients show it as a yes/no confirmation, answered by a
+// HumanInTheLoopConfirmationResponseEvent.
 type ToolApprovalRequestEvent struct {
-	HumanInTheLoopRequestEvent
+	HumanInTheLoopConfirmationRequestEvent
+	ToolCallID  string                     `json:"tool_call_id" event:"required"`
+	Name        string                     `json:"name" event:"required"`
+	Arguments   map[string]json.RawMessage `json:"arguments" event:"default={}"`
+	Kind        string                     `json:"kind" event:"required"`
+	CiteSources bool                       `json:"cite_sources" event:"default=true"`
 }
 
 // HumanInTheLoopConfirmationResponseEvent carries a human's yes or no.
@@ -448,17 +450,13 @@ type SourceUpdatedEvent struct {
 // KnowledgeTeardownRequestedEvent asks to tear down a knowledge database or namespace.
 type KnowledgeTeardownRequestedEvent struct {
 	Base
-	TeardownType  string  `json:"teardown_type" event:"required"`
+	TeardownType  string  `json:"teardown_type" event:"required,oneof=database|namespace"`
 	BucketID      string  `json:"bucket_id" event:"required"`
 	BucketName    string  `json:"bucket_name" event:"required"`
 	DBName        string  `json:"db_name" event:"required"`
 	NamespaceID   *string `json:"namespace_id"`
 	NamespaceName *string `json:"namespace_name"`
 	FolderName    *string `json:"folder_name"`
-}
-
-func (e *KnowledgeTeardownRequestedEvent) validateFields() error {
-	return oneOf("teardown_type", e.TeardownType, "database", "namespace")
 }
 
 // Process events.
@@ -580,32 +578,6 @@ type AgentInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 // RequestEventID in time.
 type BotInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 
-func (e *HumanInTheLoopRequestEvent) validateFields() error {
-	return oneOf("hitl_type", e.HITLType, HITLInput, HITLConfirmation, HITLChat)
-}
-
-func (e *LanguageEvent) validateFields() error {
-	return oneOf("language_short_name", e.LanguageShortName, "de", "en", "fr", "it")
-}
-
-func (e *UserMessageEvent) validateFields() error {
-	for _, f := range e.Files {
-		if err := f.validate(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func oneOf(field, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return &ValidationError{Field: field, Hint: "must be one of " + joinQuoted(allowed) + ", got " + quote(v)}
-}
-
 func joinQuoted(s []string) string {
 	var b []byte
 	for i, x := range s {
@@ -621,7 +593,7 @@ func quote(s string) string { return string(appendString(nil, s)) }
 
 func registerCatalogue() {
 	MustRegister[LanguageEvent]()
-	MustRegister[BotInTheLoopRequestEvent]()
+	MustRegister[BotInTheLoopRequestEvent](WithReply("BotInTheLoopResponseEvent"))
 	MustRegister[BotInTheLoopResponseEvent]()
 	MustRegister[RecallMemoryEvent]()
 	MustRegister[MemoryRecalledEvent]()
@@ -652,8 +624,10 @@ func registerCatalogue() {
 	MustRegister[RouterEvent]()
 	MustRegister[LimitChatHistoryEvent]()
 	MustRegister[StandaloneQuestionCondenserEvent]()
-	MustRegister[HumanInTheLoopConfirmationRequestEvent]()
-	MustRegister[HumanInTheLoopChatRequestEvent]()
+	MustRegister[HumanInTheLoopConfirmationRequestEvent](WithLiteral("hitl_type", HITLConfirmation),
+		WithReply("HumanInTheLoopConfirmationResponseEvent"))
+	MustRegister[HumanInTheLoopChatRequestEvent](WithLiteral("hitl_type", HITLChat),
+		WithReply("HumanInTheLoopChatResponseEvent"))
 	MustRegister[ToolApprovalRequestEvent]()
 	MustRegister[HumanInTheLoopConfirmationResponseEvent](WithParents(
 		"HumanInTheLoopResponseEvent[HumanInTheLoopConfirmationRequestEvent]", "HumanInTheLoopResponseEvent"))

@@ -38,6 +38,15 @@ type field struct {
 	def      []byte // default as JSON text, nil for none
 	omit     bool   // omitempty
 	aliases  []string
+	// zero is written instead of the value when the value is the Go zero
+	// value and the reference's default differs from what that zero value
+	// encodes to (500, "aihub", [] instead of 0, "", null). Nil for none.
+	zero []byte
+	// fill, for a pointer to a struct, is that struct's plan with defaults
+	// for some of its fields: a set value gets its zero fields filled.
+	fill    *structPlan
+	literal *string  // the one value the field may hold (a Literal tag)
+	oneOf   []string // the values a string field may hold (tag oneof=a|b)
 }
 
 type structPlan struct {
@@ -634,10 +643,13 @@ func buildPlan(t reflect.Type) (*structPlan, error) {
 					f.required = true
 				case strings.HasPrefix(opt, "default="):
 					f.def = defaultJSON(strings.TrimPrefix(opt, "default="))
+				case strings.HasPrefix(opt, "oneof="):
+					f.oneOf = strings.Split(strings.TrimPrefix(opt, "oneof="), "|")
 				case strings.HasPrefix(opt, "alias="):
 					f.aliases = append(f.aliases, strings.TrimPrefix(opt, "alias="))
 				}
 			}
+			f.zero = zeroDefault(sf.Type, f.def, f.required)
 			depthOf[name] = len(idx)
 			p.byName[name] = len(p.fields)
 			p.fields = append(p.fields, f)
@@ -667,6 +679,53 @@ func buildPlan(t reflect.Type) (*structPlan, error) {
 	}
 	plans.Store(t, p)
 	return p, nil
+}
+
+// zeroDefault is what a field holding the Go zero value is written as,
+// when that differs from the zero value's own encoding: the reference's
+// default, or an empty list or object for a required list or map (the
+// reference never accepts null there). Booleans keep false: it is a value a
+// producer sets, not "unset".
+func zeroDefault(t reflect.Type, def []byte, required bool) []byte {
+	if def == nil {
+		if !required || t == rawType {
+			return nil
+		}
+		switch t.Kind() {
+		case reflect.Slice:
+			return []byte("[]")
+		case reflect.Map:
+			return []byte("{}")
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Struct:
+		return nil
+	case reflect.String:
+		if string(def) == `""` {
+			return nil
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if f, err := strconv.ParseFloat(string(def), 64); err == nil && f == 0 {
+			return nil
+		}
+	default:
+		if string(def) == "null" {
+			return nil
+		}
+	}
+	return def
+}
+
+// clone copies the plan's fields, so that one event type can change its
+// defaults without touching the shared plan of its Go type.
+func (p *structPlan) clone() *structPlan {
+	c := *p
+	c.fields = slices.Clone(p.fields)
+	return &c
 }
 
 // defaultJSON turns a default tag value into JSON text: valid JSON stays,
@@ -752,6 +811,10 @@ func (e *encoder) fields(p *structPlan, v reflect.Value, comma bool) error {
 		}
 		comma = true
 		e.buf = append(e.buf, f.key...)
+		if f.zero != nil && fv.IsZero() {
+			e.buf = append(e.buf, f.zero...)
+			continue
+		}
 		if err := f.c.enc(e, fv); err != nil {
 			return fmt.Errorf("field %s: %w", f.name, err)
 		}

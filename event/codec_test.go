@@ -271,7 +271,7 @@ func TestValidate(t *testing.T) {
 		{&ExceptionEvent{}, "event_id"},
 		{Stamp(&UserMessageEvent{}), "user"},
 		{Stamp(&HumanInTheLoopInputRequestEvent{HumanInTheLoopRequestEvent{Topic: &Topic{}, HITLType: "text"}}), "hitl_type"},
-		{Stamp(&UserMessageEvent{User: &UserIdentity{Roles: []string{}}, Files: []UserUploadedFile{{Filename: "a/b", FileID: "x"}}}), "files.filename"},
+		{Stamp(&UserMessageEvent{User: &UserIdentity{Roles: []string{}}, Files: []UserUploadedFile{{Filename: "a/b", FileID: "x"}}}), "files[0].filename"},
 		{Stamp(&RAGFailureStopEvent{Reason: "other"}), "reason"},
 	}
 	for _, tt := range tests {

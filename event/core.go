@@ -71,7 +71,7 @@ type HumanInTheLoopRequestEvent struct {
 	ControlAndDisplayEvent
 	Question string `json:"question" event:"required"`
 	Topic    *Topic `json:"topic" event:"required"`
-	HITLType string `json:"hitl_type" event:"required"`
+	HITLType string `json:"hitl_type" event:"required,oneof=input|confirmation|chat"`
 }
 
 // HumanInTheLoopResponseEvent is a human's answer. Response is a string or
@@ -106,7 +106,8 @@ func registerCore() {
 	MustRegister[ChunkEvent]()
 	MustRegister[HumanInTheLoopRequestEvent]()
 	MustRegister[HumanInTheLoopResponseEvent]()
-	MustRegister[HumanInTheLoopInputRequestEvent]()
+	MustRegister[HumanInTheLoopInputRequestEvent](WithLiteral("hitl_type", HITLInput),
+		WithReply("HumanInTheLoopInputResponseEvent"))
 	MustRegister[HumanInTheLoopInputResponseEvent](WithParents(
 		"HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent"))
 }

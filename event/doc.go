@@ -18,9 +18,14 @@
 // depth in byte order, so ControlEvent comes before DisplayEvent. BaseEvent
 // is never listed.
 //
-// Marshal writes what the reference writes: every declared
-// field, null when unset, floats always with a fraction, unknown members
-// received with the event, then _event_name and _parent_event_names.
+// Marshal writes what the reference writes: every declared field, floats
+// always with a fraction, unknown members received with the event, then
+// _event_name and _parent_event_names. A field left at its Go zero value is
+// written as the reference's default where the two differ, so that an event
+// built as a struct literal (&event.ChunkEvent{Content: s}) reads back in
+// Python as the same event: lists as [] (never null), model_name "aihub",
+// http_status_code 500, a HITL subtype's hitl_type, a request's reply
+// topic; other unset fields are null.
 // Unmarshal reads everything Python producers emit (spaced separators,
 // \uXXXX escapes, NaN and Infinity, both datetime forms, legacy chat
 // messages, any string as event_id) and resolves the Go type the way the
@@ -41,10 +46,16 @@
 // value types such as ChatMessage. A *DecodeError names the event and the
 // field's path down to the list element (messages[1].blocks[0].text).
 //
-// Reading is lenient and producing strict: a missing required field
-// is not a decode error but is reported by Missing, and Validate checks an
-// event before it is produced. Struct tags declare what the reference
-// declares: `event:"required"` for a field without default and
-// `event:"default=<json or text>"` for the default applied when the key is
-// absent on the wire.
+// Reading is lenient and producing strict: a missing required field is not
+// a decode error but is reported by Missing, and Validate checks an event
+// before it is produced, reporting every problem with the event's name and
+// the field's path. Each type's defaults form one table, read once at
+// registration: struct tags declare what the reference declares,
+// `event:"required"` for a field without default, `event:"default=<json or
+// text>"` for the default applied when the key is absent on the wire and
+// written for a zero value, `event:"oneof=a|b"` for a fixed set of values;
+// the registration options WithDefault, WithLiteral and WithReply change an
+// inherited field, as a Python subclass redeclares it. Booleans are the
+// exception: false is written as false, since it is a value a producer may
+// set (SearchKnowledgeEvent.CiteSources defaults to true when read).
 package event

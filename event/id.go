@@ -98,10 +98,14 @@ func New[T any, PT interface {
 	v := valueOf(p).Elem()
 	for i := range t.plan.fields {
 		f := &t.plan.fields[i]
-		if f.def == nil {
+		def := f.def
+		if def == nil && f.fill != nil {
+			def = f.zero // a reply topic (WithReply)
+		}
+		if def == nil {
 			continue
 		}
-		d := decoder{data: f.def}
+		d := decoder{data: def}
 		_ = f.c.dec(&d, v.FieldByIndex(f.index)) // defaults were checked at registration
 	}
 	if t.display != nil {

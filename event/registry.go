@@ -1,7 +1,9 @@
 package event
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -21,6 +23,7 @@ type Type struct {
 	bases   []*Type             // direct registered bases (embedded or declared)
 	plan    *structPlan
 	display *displayDefaults // nil unless the type fills display texts
+	fields  []fieldOption    // WithDefault, WithLiteral, WithReply, inherited ones first
 }
 
 type displayDefaults struct {
@@ -62,6 +65,16 @@ type options struct {
 	name    string
 	parents []string
 	display *displayDefaults
+	fields  []fieldOption
+}
+
+// fieldOption changes the default of one field for one type and its
+// subtypes, as a Python subclass redeclares an inherited field.
+type fieldOption struct {
+	field   string
+	value   string // tag syntax: JSON text, else a string
+	literal bool   // the only value the field may hold
+	write   bool   // applied when writing only, not when reading
 }
 
 // WithName sets the wire name when it differs from the Go type name.
@@ -80,6 +93,37 @@ func WithParents(names ...string) Option {
 // Without it a type uses the texts of the library table, else its parent's.
 func WithDisplay(name, description LocaleString) Option {
 	return func(o *options) { o.display = &displayDefaults{name, description} }
+}
+
+// WithDefault sets the default of a field, usually one the type inherits,
+// as a Python subclass redeclares it: the value (JSON text, else a string)
+// is used when the field is absent on read and when it holds the Go zero
+// value on write. A default for a boolean applies on read only, since false
+// is a value a producer may set. Subtypes inherit it.
+func WithDefault(field, value string) Option {
+	return func(o *options) { o.fields = append(o.fields, fieldOption{field: field, value: value}) }
+}
+
+// WithLiteral fixes a string field to one value, like a Literal annotation
+// with that default: HumanInTheLoopInputRequestEvent's hitl_type is
+// "input". The value is read when the field is absent, written when it is
+// empty, and Validate rejects any other value. Subtypes inherit it.
+func WithLiteral(field, value string) Option {
+	return func(o *options) {
+		o.fields = append(o.fields, fieldOption{field: field, value: quote(value), literal: true})
+	}
+}
+
+// WithReply declares the response event of an in-the-loop request type
+// (one with a topic field): the request's topic is written with event_type
+// "control_event" and event_name response wherever the producer left them
+// unset, as the reference's request factories fill them, so that clients
+// know which event answers the request. Subtypes inherit it.
+func WithReply(response string) Option {
+	return func(o *options) {
+		o.fields = append(o.fields, fieldOption{field: "topic", write: true,
+			value: `{"event_type": "control_event", "event_name": ` + quote(response) + `}`})
+	}
 }
 
 // Register enters the event type T under its wire name (the Go type name
@@ -190,6 +234,20 @@ func register(gt reflect.Type, opts ...Option) error {
 	plan, err := planFor(gt)
 	if err != nil {
 		return fmt.Errorf("event: register %s: %w", name, err)
+	}
+	var fopts []fieldOption
+	for _, b := range t.bases {
+		fopts = append(fopts, b.fields...)
+	}
+	fopts = append(fopts, o.fields...)
+	if len(fopts) > 0 {
+		plan = plan.clone()
+		for _, fo := range fopts {
+			if err := plan.apply(fo); err != nil {
+				return fmt.Errorf("event: register %s: %w", name, err)
+			}
+		}
+		t.fields = fopts
 	}
 	t.plan = plan
 	for i := range plan.fields {
@@ -317,4 +375,90 @@ func Types() []*Type {
 func (t *Type) IsA(name string) bool {
 	_, ok := t.set[name]
 	return ok
+}
+
+// apply changes the default of one field of a cloned plan.
+func (p *structPlan) apply(fo fieldOption) error {
+	i, ok := p.byName[fo.field]
+	if !ok || p.fields[i].name != fo.field {
+		return fmt.Errorf("default of %s: no such field", fo.field)
+	}
+	f := &p.fields[i]
+	if fo.literal && f.typ.Kind() != reflect.String {
+		return fmt.Errorf("literal of field %s: not a string field", f.name)
+	}
+	raw := defaultJSON(fo.value)
+	canon, err := canonical(f.c, f.typ, raw)
+	if err != nil {
+		return fmt.Errorf("default of field %s: %w", f.name, err)
+	}
+	if fo.literal {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		f.literal = &s
+	}
+	if !fo.write {
+		f.def, f.required = raw, false
+	}
+	f.zero = nil
+	if f.typ.Kind() != reflect.Bool {
+		if zero, err := canonical(f.c, f.typ, nil); err != nil || !bytes.Equal(zero, canon) {
+			f.zero = canon
+		}
+	}
+	f.fill = nil
+	if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Struct && !isEventStruct(f.typ.Elem()) {
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil
+		}
+		sub, err := planFor(f.typ.Elem())
+		if err != nil {
+			return err
+		}
+		sub = sub.clone()
+		for k, v := range members {
+			j, ok := sub.byName[k]
+			if !ok {
+				return fmt.Errorf("default of field %s: no member %s", f.name, k)
+			}
+			sf := &sub.fields[j]
+			c, err := canonical(sf.c, sf.typ, v)
+			if err != nil {
+				return fmt.Errorf("default of field %s.%s: %w", f.name, k, err)
+			}
+			sf.zero = c
+		}
+		f.fill = sub
+	}
+	return nil
+}
+
+// canonical decodes raw (nil: the zero value) into a value of type t and
+// encodes it again, so that a default is written in full, every member of
+// an object included.
+func canonical(c *codec, t reflect.Type, raw []byte) ([]byte, error) {
+	v := reflect.New(t).Elem()
+	if raw != nil {
+		d := decoder{data: raw}
+		if err := c.dec(&d, v); err != nil {
+			return nil, err
+		}
+	}
+	e := encoder{}
+	if err := c.enc(&e, v); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// Default returns the JSON a field of the type is written as when it holds
+// its Go zero value, where that differs from the zero value's own encoding
+// (the reference's default), and false otherwise.
+func (t *Type) Default(field string) ([]byte, bool) {
+	i, ok := t.plan.byName[field]
+	if !ok || t.plan.fields[i].zero == nil {
+		return nil, false
+	}
+	return slices.Clone(t.plan.fields[i].zero), true
 }

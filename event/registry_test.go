@@ -90,7 +90,7 @@ var referenceParents = map[string][]string{
 	"HumanInTheLoopInputRequestEvent":        chain("HumanInTheLoopInputRequestEvent", "HumanInTheLoopRequestEvent", cadChain),
 	"HumanInTheLoopConfirmationRequestEvent": chain("HumanInTheLoopConfirmationRequestEvent", "HumanInTheLoopRequestEvent", cadChain),
 	"HumanInTheLoopChatRequestEvent":         chain("HumanInTheLoopChatRequestEvent", "HumanInTheLoopRequestEvent", cadChain),
-	"ToolApprovalRequestEvent":               chain("ToolApprovalRequestEvent", "HumanInTheLoopRequestEvent", cadChain),
+	"ToolApprovalRequestEvent":               chain("ToolApprovalRequestEvent", "HumanInTheLoopConfirmationRequestEvent", "HumanInTheLoopRequestEvent", cadChain),
 	"HumanInTheLoopResponseEvent":            chain("HumanInTheLoopResponseEvent", cadChain),
 	"HumanInTheLoopInputResponseEvent": chain("HumanInTheLoopInputResponseEvent",
 		"HumanInTheLoopResponseEvent[HumanInTheLoopInputRequestEvent]", "HumanInTheLoopResponseEvent", cadChain),

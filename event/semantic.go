@@ -41,11 +41,7 @@ const (
 // RefusalStopEvent ends a run whose turn the assistant refused.
 type RefusalStopEvent struct {
 	LLMStopEvent
-	Reason string `json:"reason" event:"required"`
-}
-
-func (e *RefusalStopEvent) validateFields() error {
-	return oneOf("reason", e.Reason, RefusalCondensationEmpty, RefusalInputTooLarge, RefusalOutOfScope)
+	Reason string `json:"reason" event:"required,oneof=condensation_empty|input_too_large|out_of_scope"`
 }
 
 // RetrieverEvent records retrieved nodes.

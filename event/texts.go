@@ -55,12 +55,8 @@ var texts = map[string][2]LocaleString{
 			"The chat history has been shortened for efficiency, keeping only the most relevant parts.",
 			"L'historique du chat a été raccourci pour des raisons d'efficacité, en ne conservant que les parties les plus pertinentes.",
 			"La cronologia della chat è stata abbreviata per motivi di efficienza, mantenendo solo le parti più rilevanti.")),
-	"StartEvent": tx(
-		L("Prozess gestartet", "Process Started", "Processus Démarré", "Processo Avviato"),
-		L("Ein neuer Prozess oder eine neue Aufgabe wurde gestartet.",
-			"A new process or task has been initiated.",
-			"Un nouveau processus ou une nouvelle tâche a été initié.",
-			"Un nuovo processo o compito è stato avviato.")),
+	// StartEvent has no texts of its own in the reference: it shows
+	// DisplayEvent's, as do its subtypes without texts.
 	"StopEvent": tx(
 		L("Prozess beendet", "Process Completed", "Processus Terminé", "Processo Completato"),
 		L("Der Agent hat seine Aufgabe abgeschlossen und gibt das Wort zurück an den Benutzer.",
@@ -337,6 +333,20 @@ var texts = map[string][2]LocaleString{
 			"Retrieval-augmented generation has started. The agent is fetching relevant context from the selected knowledge sources — using the chosen namespaces and any additional metadata filters — before generating an answer.",
 			"La génération augmentée par récupération (RAG) a démarré. L'agent récupère le contexte pertinent depuis les sources de connaissances sélectionnées — en utilisant les namespaces choisis et d'éventuels filtres de métadonnées — avant de générer une réponse.",
 			"La generazione aumentata dal recupero (RAG) è iniziata. L'agente sta recuperando il contesto rilevante dalle fonti di conoscenza selezionate — utilizzando i namespace scelti e gli eventuali filtri di metadati — prima di generare una risposta.")),
+	// ContextComposedEvent's texts appeared with the class. The French file
+	// of that version is not at hand; python-i18n falls back to English for
+	// a key a locale lacks, so English stands in for French.
+	"ContextComposedEvent": tx(
+		L("Angereicherter Kontext", "Enriched Context", "Enriched Context", "Contesto arricchito"),
+		L("Der Chat-Verlauf, den das Modell erhält, mit allen abgerufenen Kontextblöcken",
+			"The chat history the model receives, with every retrieved context block merged in",
+			"The chat history the model receives, with every retrieved context block merged in",
+			"La cronologia della chat che il modello riceve, con tutti i blocchi di contesto recuperati")),
+	// ComposeContextEvent names its own keys, which no events file of the
+	// reference defines: python-i18n then returns the key itself.
+	"ComposeContextEvent": tx(
+		L(composeName, composeName, composeName, composeName),
+		L(composeDesc, composeDesc, composeDesc, composeDesc)),
 	// Not in the reference's events files: this SDK's own texts for the
 	// process tree, so that work events never show empty titles.
 	"WorkEvent": tx(
@@ -367,3 +377,8 @@ var scheduledTexts = tx(
 		"A scheduled run was started automatically by the cron scheduler at its configured time. No user initiated it — the run executes as a system run without an execution identity.",
 		"Une exécution planifiée a été démarrée automatiquement par le planificateur cron à l'heure configurée. Aucun utilisateur ne l'a initiée — l'exécution se déroule comme une exécution système sans identité d'exécution.",
 		"Un'esecuzione pianificata è stata avviata automaticamente dallo scheduler cron all'orario configurato. Nessun utente l'ha avviata — l'esecuzione avviene come esecuzione di sistema senza identità di esecuzione."))
+
+const (
+	composeName = "lib.events.compose_context_event.name"
+	composeDesc = "lib.events.compose_context_event.description"
+)

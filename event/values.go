@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -202,7 +203,11 @@ func (m *ChatMessage) decodeLax(d *decoder) error {
 
 func (m *ChatMessage) encodeLax(e *encoder) error {
 	e.buf = append(e.buf, `{"role": `...)
-	e.buf = appendString(e.buf, m.Role)
+	role := m.Role
+	if role == "" {
+		role = RoleUser // llama-index's default role
+	}
+	e.buf = appendString(e.buf, role)
 	e.buf = append(e.buf, `, "additional_kwargs": `...)
 	if m.AdditionalKwargs == nil {
 		e.buf = append(e.buf, "{}"...)
@@ -224,12 +229,23 @@ var (
 	reFileID   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 )
 
+var roles = []string{RoleSystem, RoleDeveloper, RoleUser, RoleAssistant, RoleFunction, RoleTool, RoleChatbot, RoleModel}
+
+// validate checks the role: llama-index accepts only its roles ("" is
+// written as "user", its default).
+func (m ChatMessage) validate() error {
+	if m.Role != "" && !slices.Contains(roles, m.Role) {
+		return &ValidationError{Field: "role", Hint: "must be one of " + joinQuoted(roles) + ", got " + quote(m.Role)}
+	}
+	return nil
+}
+
 func (f UserUploadedFile) validate() error {
 	if !reFilename.MatchString(f.Filename) {
-		return &ValidationError{Field: "files.filename", Hint: "must be a file name without / or \\, got " + quote(f.Filename)}
+		return &ValidationError{Field: "filename", Hint: "must be a file name without / or \\, got " + quote(f.Filename)}
 	}
 	if !reFileID.MatchString(f.FileID) {
-		return &ValidationError{Field: "files.file_id", Hint: "must be a lowercase UUID4, got " + quote(f.FileID)}
+		return &ValidationError{Field: "file_id", Hint: "must be a lowercase UUID4, got " + quote(f.FileID)}
 	}
 	return nil
 }

@@ -21,11 +21,14 @@ func parseFloatString(s string) (float64, error) {
 
 var encoders = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 1024)} }}
 
-// Marshal encodes e as the reference writes it: every declared field (null
-// when unset), the unknown members it was received with, then _event_name
-// and _parent_event_names. It fills nothing except the type's default
-// display texts when display_name or display_description is nil; it does
-// not validate (see Validate), so that received events can be forwarded.
+// Marshal encodes e as the reference writes it: every declared field, the
+// unknown members it was received with, then _event_name and
+// _parent_event_names. A field holding its Go zero value is written as the
+// reference's default where the two differ (an empty list for a list, 500
+// for ExceptionEvent.http_status_code, a subtype's hitl_type, the type's
+// display texts), so that an event built as a struct literal reads back in
+// Python as the same event; other unset fields are null. Marshal does not
+// validate (see Validate), so that received events can be forwarded.
 func Marshal(e Event) ([]byte, error) {
 	if e == nil || reflect.ValueOf(e).IsNil() {
 		return nil, fmt.Errorf("event: marshal nil event: %w", ErrInvalid)
@@ -109,6 +112,18 @@ func (enc *encoder) event(e Event) error {
 			if err := ls.encodeLax(enc); err != nil {
 				return err
 			}
+			continue
+		}
+		if f.zero != nil && fv.IsZero() {
+			enc.buf = append(enc.buf, f.zero...)
+			continue
+		}
+		if f.fill != nil && !fv.IsNil() {
+			enc.buf = append(enc.buf, '{')
+			if err := enc.fields(f.fill, fv.Elem(), false); err != nil {
+				return fmt.Errorf("event: marshal %s: field %s: %w", t.Name, f.name, err)
+			}
+			enc.buf = append(enc.buf, '}')
 			continue
 		}
 		if err := f.c.enc(enc, fv); err != nil {
@@ -609,47 +624,4 @@ func (d *decoder) anyValue() (any, error) {
 		}
 		return json.Number(raw), nil
 	}
-}
-
-// Validate checks that e may be produced: it has an event_id and a
-// created_at, no required field was missing on the wire, required pointer,
-// slice, map and interface fields are set, and the type's own constraints
-// hold (literal sets, patterns). The error is a *ValidationError.
-func Validate(e Event) error {
-	t, ok := typeOfValue(e)
-	if !ok {
-		return fmt.Errorf("event: validate %T: %w", e, ErrUnregistered)
-	}
-	b := e.EventBase()
-	if b.EventID == "" {
-		return &ValidationError{Event: Name(e), Field: "event_id", Hint: "empty; call Stamp or set an id"}
-	}
-	if b.CreatedAt == 0 {
-		return &ValidationError{Event: Name(e), Field: "created_at", Hint: "zero; call Stamp or set a time"}
-	}
-	if mis := Missing(e); len(mis) > 0 {
-		return &ValidationError{Event: Name(e), Field: mis[0], Hint: "required field was missing when the event was read"}
-	}
-	v := reflect.ValueOf(e).Elem()
-	for i := range t.plan.fields {
-		f := &t.plan.fields[i]
-		if !f.required {
-			continue
-		}
-		switch fv := v.FieldByIndex(f.index); fv.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-			if fv.IsNil() {
-				return &ValidationError{Event: Name(e), Field: f.name, Hint: "required field is not set"}
-			}
-		}
-	}
-	if c, ok := e.(interface{ validateFields() error }); ok {
-		if err := c.validateFields(); err != nil {
-			if ve, ok := err.(*ValidationError); ok && ve.Event == "" {
-				ve.Event = Name(e)
-			}
-			return err
-		}
-	}
-	return nil
 }

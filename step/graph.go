@@ -56,8 +56,9 @@ const (
 
 // Graph returns the workflow's event flow: Start → consumers of each start
 // event, producers → consumers of each other control event, producers of
-// each stop event → End, and each in-the-loop request's emitter → the
-// consumers of its responses (with an empty payload).
+// each stop event → End, and each request's emitter → the consumers of its
+// response (XRequestEvent → XResponseEvent, labelled X, with an empty
+// payload, as the reference's visualizer draws them).
 func (w *Workflow) Graph() Graph {
 	g := Graph{Directed: true, Graph: map[string]any{}, Nodes: []GraphNode{}, Links: []GraphLink{}}
 	g.Nodes = append(g.Nodes, GraphNode{ID: StartNode, Type: "start", Label: "Start"})
@@ -124,23 +125,39 @@ func (w *Workflow) Graph() Graph {
 			}
 		}
 	}
-	// In-the-loop round trips: request emitter → response consumer.
+	// Request → response round trips, as the reference draws them: a step
+	// emitting XRequestEvent links to the consumers of XResponseEvent,
+	// labelled X, with both full names and an empty payload. This SDK's
+	// other answers to an in-the-loop request (timeouts, a delegate's
+	// exception) are linked the same way.
 	for _, s := range w.steps {
-		done := map[family]bool{}
-		for _, req := range s.outputs {
-			fam := requestFamily(req)
-			if fam == noFamily || done[fam] {
+		seen := map[[2]string]bool{}
+		for _, req := range sortUnique(slices.Clone(s.outputs)) {
+			i := strings.LastIndex(req, "Request")
+			if i < 0 || strings.Contains(req, "Response") || registered(req) && !isA(req, nameControl) {
 				continue
 			}
-			done[fam] = true
+			link := func(answer string) {
+				if registered(answer) && !isA(answer, nameControl) {
+					return
+				}
+				for _, c := range consumers[answer] {
+					if k := [2]string{c, answer}; !seen[k] {
+						seen[k] = true
+						add(GraphLink{Source: s.name, Target: c, EventName: req[:i],
+							EventFullName: fullName(req) + " → " + fullName(answer), Payload: map[string]PayloadField{}})
+					}
+				}
+			}
+			link(strings.ReplaceAll(req, "Request", "Response"))
+			fam := requestFamily(req)
+			if fam == noFamily {
+				continue
+			}
 			for _, n := range names {
 				ext, f, timeout := externalFamily(n)
-				if !ext || (f != fam && !(timeout && f == noFamily)) {
-					continue
-				}
-				for _, c := range consumers[n] {
-					add(GraphLink{Source: s.name, Target: c, EventName: n, EventFullName: fullName(n),
-						Payload: map[string]PayloadField{}})
+				if ext && (timeout && (f == fam || f == noFamily) || f == fam && isA(n, nameAITLException)) {
+					link(n)
 				}
 			}
 		}

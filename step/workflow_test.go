@@ -314,11 +314,13 @@ func TestValidationAgentInTheLoop(t *testing.T) {
 	}
 	var links []string
 	for _, l := range w.Graph().Links {
-		links = append(links, l.Source+">"+l.Target+":"+l.EventName)
+		answer := l.EventFullName[strings.LastIndex(l.EventFullName, ".")+1:]
+		links = append(links, l.Source+">"+l.Target+":"+l.EventName+":"+answer)
 	}
 	want := []string{
-		"Start>start:UserMessageEvent", "end>End:Done", "exc>End:Done",
-		"start>exc:AgentInTheLoopExceptionEvent", "start>end:AgentInTheLoopResponseEvent", "start>end:AgentInTheLoopTimeoutEvent",
+		"Start>start:UserMessageEvent:UserMessageEvent", "end>End:Done:Done", "exc>End:Done:Done",
+		"start>end:AgentInTheLoop:AgentInTheLoopResponseEvent", "start>exc:AgentInTheLoop:AgentInTheLoopExceptionEvent",
+		"start>end:AgentInTheLoop:AgentInTheLoopTimeoutEvent",
 	}
 	if diff := cmp.Diff(want, links); diff != "" {
 		t.Errorf("links (-want +got):\n%s", diff)
