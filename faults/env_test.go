@@ -26,11 +26,14 @@ type agentProc struct {
 	env  []string
 	name string
 
+	// restartDelay is how long the agent stays down after an exit.
+	restartDelay time.Duration
+
 	mu       sync.Mutex
 	p        *proc
 	stopping bool
-	exits    []int // exit codes of the processes that ended on their own
-	changed  chan struct{}
+	exits    []int   // exit codes of the processes that ended on their own
+	all      []*proc // every process started, for the output of a failed test
 	wg       sync.WaitGroup
 }
 
@@ -38,17 +41,31 @@ type agentProc struct {
 // events.
 func startAgent(t *testing.T, name string, env ...string) *agentProc {
 	t.Helper()
-	a := &agentProc{t: t, bin: filepath.Join(bins(t), "faultagent"), env: env, name: name, changed: make(chan struct{}, 1)}
-	a.p = a.spawn(1)
-	a.p.waitReady(t)
+	return startAgentDelay(t, name, 0, env...)
+}
+
+// startAgentDelay is startAgent with a pause before each restart.
+func startAgentDelay(t *testing.T, name string, restartDelay time.Duration, env ...string) *agentProc {
+	t.Helper()
+	a := &agentProc{t: t, bin: filepath.Join(bins(t), "faultagent"), env: env, name: name, restartDelay: restartDelay}
+	p, err := a.spawn(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.p = p
+	t.Cleanup(a.stop)
+	p.waitReady(t)
 	a.wg.Add(1)
 	go a.supervise()
-	t.Cleanup(a.stop)
 	return a
 }
 
-func (a *agentProc) spawn(n int) *proc {
-	return startProc(a.t, fmt.Sprintf("%s#%d", a.name, n), "FAULTAGENT_READY", a.env, a.bin)
+func (a *agentProc) spawn(n int) (*proc, error) {
+	p, err := newProc(fmt.Sprintf("%s#%d", a.name, n), "FAULTAGENT_READY", a.env, a.bin)
+	if err == nil {
+		a.all = append(a.all, p)
+	}
+	return p, err
 }
 
 func (a *agentProc) supervise() {
@@ -64,25 +81,44 @@ func (a *agentProc) supervise() {
 			return
 		}
 		a.exits = append(a.exits, p.exitCode())
-		a.p = a.spawn(n)
 		a.mu.Unlock()
-		select {
-		case a.changed <- struct{}{}:
-		default:
+		time.Sleep(a.restartDelay) // the time the agent is down
+		a.mu.Lock()
+		if a.stopping {
+			a.mu.Unlock()
+			return
 		}
+		np, err := a.spawn(n)
+		if err != nil {
+			a.mu.Unlock()
+			a.t.Errorf("restarting the agent: %v", err)
+			return
+		}
+		a.p = np
+		a.mu.Unlock()
 	}
 }
 
-// stop ends the agent (SIGTERM) and the supervision.
+// stop ends the agent (SIGTERM) and the supervision, and shows the
+// output of every process of the agent if the test failed.
 func (a *agentProc) stop() {
 	a.mu.Lock()
 	a.stopping = true
 	p := a.p
 	a.mu.Unlock()
-	if err := p.stop(20 * time.Second); err != nil {
-		a.t.Logf("%s: %v", a.name, err)
+	select {
+	case <-p.done: // killed for good already
+	default:
+		if err := p.stop(20 * time.Second); err != nil {
+			a.t.Logf("%s: %v", a.name, err)
+		}
 	}
 	a.wg.Wait()
+	if a.t.Failed() {
+		for _, p := range a.all {
+			a.t.Logf("output of %s (last 4 KiB):\n%s", p.name, p.tail(4096))
+		}
+	}
 }
 
 // kill SIGKILLs the current process; the supervisor starts another only

@@ -23,7 +23,7 @@ func TestNATSKilled(t *testing.T) {
 			e.nats.restart()
 		}
 	}
-	r := e.check(size(60*time.Second, 120*time.Second), "saap-agent "+e.class)
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
 	r.log(t, "nats-killed")
 	r.assertInvariants(t)
 	if r.Completed != runs {

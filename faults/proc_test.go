@@ -99,18 +99,35 @@ type proc struct {
 }
 
 // startProc starts bin; a stdout line containing ready says it is ready.
+// The process is killed when the test ends, and its output shown if the
+// test failed.
 func startProc(t *testing.T, name, ready string, env []string, bin string, args ...string) *proc {
 	t.Helper()
+	p, err := newProc(name, ready, env, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("output of %s (last 4 KiB):\n%s", name, p.tail(4096))
+		}
+	})
+	return p
+}
+
+// newProc starts bin; the caller kills it.
+func newProc(name, ready string, env []string, bin string, args ...string) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	p := &proc{name: name, cmd: cmd, ready: make(chan string, 1), done: make(chan struct{})}
 	cmd.Stderr = writerFunc(p.write)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -128,13 +145,7 @@ func startProc(t *testing.T, name, ready string, env []string, bin string, args 
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("output of %s (last 4 KiB):\n%s", name, p.tail(4096))
-		}
-	})
-	return p
+	return p, nil
 }
 
 func (p *proc) write(b []byte) (int, error) {

@@ -164,7 +164,7 @@ func TestStoreOutage(t *testing.T) {
 	for range runs - 2*third {
 		e.start(e.newRun(), "hello")
 	}
-	r := e.check(size(60*time.Second, 180*time.Second), "saap-agent "+e.class)
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
 	r.log(t, fmt.Sprintf("store-outage(%s)", outage))
 	r.assertInvariants(t)
 	for run, o := range r.outcome {
