@@ -32,8 +32,9 @@ type report struct {
 	deadletters map[string][]deadInfo // run id → its dead letters
 	dupIDs      []string
 	closed      []string
-	effects     map[string]int // run id → Work side effects
-	reruns      map[string]int // run id → Work re-runs
+	terminal    map[string][]string // run id → its terminal events, for every run in the stream
+	effects     map[string]int      // run id → Work side effects
+	reruns      map[string]int      // run id → Work re-runs
 }
 
 type deadInfo struct {
@@ -188,7 +189,7 @@ func (e *env) check(settle time.Duration, agentsUp ...string) *report {
 		}
 	}
 
-	r := &report{Runs: len(e.runs), DeadLetters: ndead, outcome: map[string]string{}, deadletters: dead}
+	r := &report{Runs: len(e.runs), DeadLetters: ndead, outcome: map[string]string{}, deadletters: dead, terminal: sc.terminal}
 	for _, run := range e.runs {
 		names := sc.terminal[run.Run]
 		switch {
@@ -226,6 +227,11 @@ func (e *env) allEnded(sc *scan, dead map[string][]deadInfo) bool {
 	for _, run := range e.runs {
 		names := sc.terminal[run.Run]
 		if len(names) == 0 || (contains(names, "ExceptionEvent") && len(dead[run.Run]) == 0) {
+			return false
+		}
+	}
+	for _, run := range e.expectDead {
+		if len(dead[run]) == 0 {
 			return false
 		}
 	}

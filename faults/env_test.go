@@ -166,6 +166,9 @@ type env struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	runs    []topic.Agent
+	// expectDead are runs, not among runs, whose events must be
+	// dead-lettered: check waits for their dead letters too.
+	expectDead []string
 }
 
 func newEnv(t *testing.T, o natsOpts) *env {
@@ -213,6 +216,14 @@ func (e *env) newRun() topic.Agent {
 // down): the event id is the msg id, so a retry is stored once.
 func (e *env) start(run topic.Agent, text string) {
 	e.t.Helper()
+	e.runs = append(e.runs, run)
+	e.publishStart(run, text)
+}
+
+// publishStart publishes the start of run without counting it among the
+// runs that must end.
+func (e *env) publishStart(run topic.Agent, text string) {
+	e.t.Helper()
 	ev := &event.UserMessageEvent{
 		User:     &event.UserIdentity{ID: "u1", Name: "Ursula", Email: "u@example.com", Roles: []string{"user"}},
 		Messages: []event.ChatMessage{event.Text(event.RoleUser, text)},
@@ -224,7 +235,6 @@ func (e *env) start(run topic.Agent, text string) {
 	}
 	id := ev.EventBase().EventID
 	subj := run.Event(topic.Control, event.Name(ev), id).String()
-	e.runs = append(e.runs, run)
 	deadline := time.Now().Add(waitLong)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
