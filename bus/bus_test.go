@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,45 @@ func TestCheckSubscribe(t *testing.T) {
 		if _, serr := memory.New(memory.Options{}).Subscribe(context.Background(), c.pattern, c.queue, c.h); serr == nil || serr.Error() != err.Error() {
 			t.Errorf("memory Subscribe(%q, %q) = %v, want %v", c.pattern, c.queue, serr, err)
 		}
+	}
+}
+
+// TestSubjectLineLimit: a subject too long for the server's protocol line
+// is refused before any I/O (NATS would drop the connection for good), and
+// a dead letter of such a subject still has a subject that can be sent.
+func TestSubjectLineLimit(t *testing.T) {
+	long := "a." + strings.Repeat("x", bus.MaxWireSubjectLen)
+	err := bus.CheckMsg(&bus.Msg{Subject: long}, 0)
+	if !errors.Is(err, bus.ErrInvalidSubject) || !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("CheckMsg(long) = %v, want ErrInvalidSubject and topic.ErrSubjectTooLong", err)
+	}
+	if !strings.Contains(err.Error(), strconv.Itoa(bus.MaxWireSubjectLen)) {
+		t.Fatalf("%q does not name the limit", err)
+	}
+	half := strings.Repeat("y", bus.MaxWireSubjectLen/2+1)
+	if err := bus.CheckMsg(&bus.Msg{Subject: half, Reply: half}, 0); !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("subject plus reply over the limit: %v", err)
+	}
+	if err := bus.CheckSubscribe(long, "", func(*bus.Msg) {}); !errors.Is(err, topic.ErrSubjectTooLong) {
+		t.Fatalf("CheckSubscribe(long) = %v", err)
+	}
+	if err := bus.CheckMsg(&bus.Msg{Subject: long[:bus.MaxWireSubjectLen]}, 0); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+
+	dl := bus.DefaultDeadLetters()
+	orig := "agent.C." + strings.Repeat("i", 4000) + ".t.d.r.control_event.E.e"
+	letter, _ := dl.Letter(&bus.Msg{Subject: orig, Data: []byte("{}")}, "s", 1, 1, "why")
+	if letter.Subject != "deadletter."+bus.TooLongSubject {
+		t.Fatalf("dead letter of an over-long subject goes to %.40q", letter.Subject)
+	}
+	if err := bus.CheckMsg(letter, 0); err != nil {
+		t.Fatalf("the dead letter cannot be sent: %v", err)
+	}
+	if letter.Header.Get(bus.HeaderDeadLetterSubject) != orig {
+		t.Fatal("the dead letter lost the original subject")
+	}
+	if got := dl.Subject("agent.x"); got != "deadletter.agent.x" {
+		t.Fatalf("Subject(short) = %q", got)
 	}
 }

@@ -1,9 +1,14 @@
 package bus
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/saap-go/agent/topic"
+)
 
 // CheckMsg reports whether m may be published on a bus whose max payload is
-// maxPayload bytes: a valid subject (and reply subject, if any) and data plus
+// maxPayload bytes: a valid subject (and reply subject, if any) short
+// enough for the server's protocol line (MaxWireSubjectLen), and data plus
 // encoded headers within the limit. Implementations call it before any I/O.
 func CheckMsg(m *Msg, maxPayload int) error {
 	if m == nil {
@@ -17,6 +22,9 @@ func CheckMsg(m *Msg, maxPayload int) error {
 			return fmt.Errorf("reply subject: %w", err)
 		}
 	}
+	if err := checkLineLen(m.Subject, m.Reply); err != nil {
+		return err
+	}
 	for k, vs := range m.Header {
 		if err := checkHeader(k, vs); err != nil {
 			return err
@@ -29,10 +37,14 @@ func CheckMsg(m *Msg, maxPayload int) error {
 }
 
 // CheckSubscribe reports whether a subscription may be made: a valid
-// pattern, a valid queue group name if queue is set, a handler.
+// pattern short enough for the protocol line, a valid queue group name if
+// queue is set, a handler.
 // Implementations call it before any I/O.
 func CheckSubscribe(pattern, queue string, h func(*Msg)) error {
 	if err := ValidatePattern(pattern); err != nil {
+		return err
+	}
+	if err := checkLineLen(pattern, queue); err != nil {
 		return err
 	}
 	if queue != "" {
@@ -81,3 +93,22 @@ func (e *PayloadError) Error() string {
 
 // Is makes errors.Is(err, ErrPayloadTooLarge) true.
 func (e *PayloadError) Is(target error) bool { return target == ErrPayloadTooLarge }
+
+// MaxWireSubjectLen bounds the subject and reply subject (or queue group)
+// of one message or subscription together, in bytes. It is the NATS
+// control-line limit less room for the protocol verb, the size fields and
+// the reply inbox the client adds to a JetStream publish: a longer line
+// would make the server drop the connection, which the client then closes
+// for good. Subjects built by package topic stay below topic.MaxSubjectLen,
+// which leaves room for a dead-letter prefix too.
+const MaxWireSubjectLen = topic.MaxControlLine - 256
+
+// checkLineLen refuses a subject and reply (or queue) too long for one
+// protocol line. The error matches ErrInvalidSubject and
+// topic.ErrSubjectTooLong.
+func checkLineLen(subject, reply string) error {
+	if n := len(subject) + len(reply); n > MaxWireSubjectLen {
+		return fmt.Errorf("%w: %w", ErrInvalidSubject, &topic.LengthError{Len: n, Max: MaxWireSubjectLen})
+	}
+	return nil
+}

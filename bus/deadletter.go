@@ -40,10 +40,21 @@ func (d DeadLetters) orDefault() DeadLetters {
 	return d
 }
 
-// Subject returns the dead-letter subject for a message from original.
+// Subject returns the dead-letter subject for a message from original. An
+// original so long that the prefixed subject could not be published
+// (MaxWireSubjectLen) is replaced by the token TooLongSubject; the dead
+// letter's Saap-Deadletter-Subject header still holds it whole.
 func (d DeadLetters) Subject(original string) string {
-	return d.orDefault().Prefix + "." + original
+	s := d.orDefault().Prefix + "." + original
+	if len(s) > MaxWireSubjectLen {
+		return d.orDefault().Prefix + "." + TooLongSubject
+	}
+	return s
 }
+
+// TooLongSubject stands for the original subject in the subject of a dead
+// letter whose original was too long to prefix.
+const TooLongSubject = "subject_too_long"
 
 // StreamConfig returns the dead-letter stream: file storage, 30 days.
 func (d DeadLetters) StreamConfig() StreamConfig {

@@ -39,7 +39,8 @@ func (a Agent) tokens() [8]string {
 
 // Subject returns the subject to publish a on. Every token is required and
 // must be valid (D12); Type must be Control or Display. The error is a
-// *TokenError naming the first bad token.
+// *TokenError naming the first bad token, or a *LengthError for a subject
+// longer than MaxSubjectLen.
 func (a Agent) Subject() (string, error) {
 	t := a.tokens()
 	for i, v := range t {
@@ -53,7 +54,7 @@ func (a Agent) Subject() (string, error) {
 			return "", e
 		}
 	}
-	return join(agentRoot, t[:]...), nil
+	return build("agent", agentRoot, t[:]...)
 }
 
 // String renders a like Subject but never fails: invalid or empty tokens

@@ -32,7 +32,8 @@ func (d Discovery) tokens() [5]string {
 
 // Subject returns the subject to publish d on. Kind and Dir must be one of
 // their constants, Class a valid token or AnyClass, CallID a valid token.
-// The error is a *TokenError.
+// The error is a *TokenError, or a *LengthError for a subject longer than
+// MaxSubjectLen.
 func (d Discovery) Subject() (string, error) {
 	if e := checkOneOf("kind", d.Kind, KindAgent, KindProcess); e != nil {
 		return "", e
@@ -49,7 +50,7 @@ func (d Discovery) Subject() (string, error) {
 		return "", e
 	}
 	t := d.tokens()
-	return join(discoveryRoot, t[:]...), nil
+	return build("discovery", discoveryRoot, t[:]...)
 }
 
 // String renders d like Subject but never fails; for logs only.
@@ -108,5 +109,5 @@ func DiscoveryResponses(kind, callID string) (string, error) {
 	if e := checkToken("call_id", callID); e != nil {
 		return "", e
 	}
-	return join(discoveryRoot, kind, Wildcard, Wildcard, DirResponse, callID), nil
+	return build("discovery", discoveryRoot, kind, Wildcard, Wildcard, DirResponse, callID)
 }

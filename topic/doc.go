@@ -13,7 +13,9 @@
 // '.', '*', '>', whitespace or control character, so a user id with a dot
 // can never corrupt a subject. A rejected token is reported as a
 // *TokenError that names the token by its grammar name ("thread_id") and
-// the offending character and its position.
+// the offending character and its position. A subject longer than
+// MaxSubjectLen is refused with a *LengthError: NATS drops a connection that
+// sends an over-long protocol line.
 //
 // Wildcards come only from the pattern builders: AgentPattern and
 // ProcessPattern (empty fields become "*") and the named patterns of the

@@ -6,7 +6,7 @@ package topic
 type AgentPattern Agent
 
 // Subject returns the subscription pattern. The error is a *TokenError
-// naming the first bad token.
+// naming the first bad token, or a *LengthError.
 func (p AgentPattern) Subject() (string, error) {
 	t := Agent(p).tokens()
 	for i, v := range t {
@@ -24,7 +24,7 @@ func (p AgentPattern) Subject() (string, error) {
 		}
 		t[i] = v
 	}
-	return join(agentRoot, t[:]...), nil
+	return build("agent", agentRoot, t[:]...)
 }
 
 // ClassControl is the agent runner's pattern: every control event of a

@@ -36,7 +36,8 @@ func (p Process) tokens() [6]string {
 
 // Subject returns the subject to publish p on. Every token is required and
 // must be valid (D12), except that ID may be AnyProcessID; Type must be
-// Work or WorkRequest. The error is a *TokenError.
+// Work or WorkRequest. The error is a *TokenError, or a *LengthError for a
+// subject longer than MaxSubjectLen.
 func (p Process) Subject() (string, error) {
 	t := p.tokens()
 	for i, v := range t {
@@ -55,7 +56,7 @@ func (p Process) Subject() (string, error) {
 			return "", e
 		}
 	}
-	return join(processRoot, t[:]...), nil
+	return build("process", processRoot, t[:]...)
 }
 
 // String renders p like Subject but never fails; for logs only.
@@ -93,7 +94,8 @@ func ParseProcess(subject string) (Process, error) {
 // field becomes "*", every other field must be a valid token.
 type ProcessPattern Process
 
-// Subject returns the subscription pattern. The error is a *TokenError.
+// Subject returns the subscription pattern. The error is a *TokenError or
+// a *LengthError.
 func (p ProcessPattern) Subject() (string, error) {
 	t := Process(p).tokens()
 	for i, v := range t {
@@ -111,7 +113,7 @@ func (p ProcessPattern) Subject() (string, error) {
 		}
 		t[i] = v
 	}
-	return join(processRoot, t[:]...), nil
+	return build("process", processRoot, t[:]...)
 }
 
 // ProcessClassWork is the process runner's pattern: the work events of a

@@ -28,7 +28,8 @@ func (r RPC) tokens() [4]string {
 }
 
 // Subject returns the subject to send the request to. Every token is
-// required and must be valid (D12). The error is a *TokenError.
+// required and must be valid (D12). The error is a *TokenError, or a
+// *LengthError for a subject longer than MaxSubjectLen.
 func (r RPC) Subject() (string, error) {
 	t := r.tokens()
 	for i, v := range t {
@@ -36,7 +37,7 @@ func (r RPC) Subject() (string, error) {
 			return "", e
 		}
 	}
-	return join(rpcRoot, t[:]...), nil
+	return build("rpc", rpcRoot, t[:]...)
 }
 
 // String renders r like Subject but never fails; for logs only.
