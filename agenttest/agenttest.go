@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,7 @@ type Harness struct {
 	store  dispatch.Store
 	engine *dispatch.Engine
 	ctx    context.Context
+	rnd    io.Reader // the runs' secrets: seeded, so output ids repeat
 
 	mu     sync.Mutex
 	nextID uint64
@@ -91,7 +94,8 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background()}
+	h := &Harness{t: t, w: w, store: c.store, runs: map[string]*Result{}, ctx: context.Background(),
+		rnd: &lockedReader{r: rand.NewChaCha8([32]byte{'a', 'g', 'e', 'n', 't', 't', 'e', 's', 't'})}}
 	h.clock = memory.NewManualClock(Epoch)
 	h.bus = memory.New(memory.Options{Manual: true, Clock: h.clock, Logger: c.log})
 	engOpts := []dispatch.Option{
@@ -99,6 +103,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		dispatch.WithClock(func() time.Time { return Epoch }),
 		dispatch.WithObserver(observer{h}),
 		dispatch.WithLogger(c.log),
+		dispatch.WithRandom(h.rnd),
 	}
 	if !c.concurrent {
 		engOpts = append(engOpts, dispatch.Sequential())
@@ -178,12 +183,15 @@ func RunID(id string) RunOption { return func(a *topic.Agent) { a.Run = id } }
 // Start publishes e on a fresh run (ids from the harness unless set on e or
 // by opts) and runs the agent until nothing is pending. e is normally a start
 // event; any other control event starts the run with an empty configuration
-// already stored, as if a start step had run, so single steps can be tested
-// without a start.
+// and the run's identity already stored, as if a start step had run, so
+// single steps can be tested without a start.
 func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
 	h.t.Helper()
 	r := h.NewRun(opts...)
 	if e != nil && !event.IsStart(e) {
+		if err := dispatch.RecordIdentity(h.ctx, h.store, r.topic, h.rnd); err != nil {
+			h.t.Fatalf("agenttest: seed identity: %v", err)
+		}
 		if err := h.store.Set(h.ctx, r.RunKey().RunContext(), dispatch.KeyAgentConfig, []byte(`{}`)); err != nil {
 			h.t.Fatalf("agenttest: seed config: %v", err)
 		}
@@ -378,6 +386,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// lockedReader serialises reads: the harness and its engine share it.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }
 
 // delivery is a synthetic redelivery of a stored message.

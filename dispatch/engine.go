@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ type Engine struct {
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
 	beats      beats
+	rnd        io.Reader // source of run secrets; nil: crypto/rand
 }
 
 // Option configures an Engine.
@@ -227,10 +229,10 @@ func (nopObserver) Dropped(Drop)       {}
 // Handle processes one delivery of a control event of the engine's class
 // and settles it: Ack once the event is handled (D1) — every step it started
 // has published its outputs or recorded its failure —, InProgress heartbeats
-// meanwhile, DeadLetter for a subject that does not parse, a foreign class or
-// an undecodable payload, and Nak with backoff on transient failures of the
-// store or the bus. ctx bounds the handling; steps see a context derived
-// from it.
+// meanwhile, DeadLetter for a subject that does not parse, a foreign class,
+// an undecodable payload or an event the run refuses (ErrRefused), and Nak
+// with backoff on transient failures of the store or the bus. ctx bounds the
+// handling; steps see a context derived from it.
 func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	var err error
 	m := d.Msg()
@@ -259,7 +261,10 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
 		defer func() { end(err) }()
 	}
-	if err = e.process(ctx, t, ev, d.Seq(), d); err != nil {
+	if err = e.process(ctx, t, ev, d.Seq(), d); errors.Is(err, ErrRefused) {
+		e.deadLetter(ctx, d, err.Error())
+		return
+	} else if err != nil {
 		delay := e.backoff(d.NumDelivered())
 		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
 			"subject", m.Subject, "seq", d.Seq(), "delivered", d.NumDelivered(), "retry_in", delay, "error", err)

@@ -67,6 +67,9 @@ func (c *runCache) evict(run RunKey) {
 // stream sequences, complete up to the high-water mark hw.
 type runEntry struct {
 	key RunKey
+	// ident is the run's identity as recorded at its start, once known
+	// here: events are checked against it without a store read.
+	ident atomic.Pointer[runIdentity]
 
 	mu     sync.Mutex
 	filter string // the run's control subject pattern

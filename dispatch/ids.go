@@ -16,6 +16,7 @@ type binding struct {
 	digest [sha256.Size]byte
 	key    string // claim key: hex of the first 16 bytes of digest
 	secs   uint32 // newest ObjectId seconds among the inputs, 0 if none
+	secret []byte // the run's secret (from its identity); keys the output ids
 }
 
 // bindingOf computes the binding of ids (which it may reorder).
@@ -139,15 +140,18 @@ func objectIDSeconds(id string) (uint32, bool) {
 
 // id derives the deterministic event id of an output of this execution
 // (D1, D12: 24 lower-hex). label separates kinds of outputs ("out",
-// "exception", "emit") and n numbers them.
+// "exception", "emit") and n numbers them. The hash is keyed with the run's
+// secret, recorded at its start: the same inputs give the same id on any
+// replica and after a crash, but nobody who sees the inputs can compute it.
+// The id shows 8 of the hash's 32 bytes, so the secret prefix leaves no room
+// for a length extension.
 func (b *binding) id(label string, n int) string {
-	h := sha256.New()
-	h.Write(b.digest[:])
-	h.Write([]byte(label))
-	var nb [20]byte
-	h.Write(strconv.AppendInt(nb[:0], int64(n), 10))
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
+	var bb [128]byte
+	buf := append(bb[:0], b.secret...)
+	buf = append(buf, b.digest[:]...)
+	buf = append(buf, label...)
+	buf = strconv.AppendInt(buf, int64(n), 10)
+	sum := sha256.Sum256(buf)
 	var raw [12]byte
 	if b.secs != 0 {
 		binary.BigEndian.PutUint32(raw[:4], b.secs)

@@ -31,6 +31,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if ev == nil {
 		return errors.New("dispatch: Process(nil event)")
 	}
+	if t.Class != e.class {
+		return refuse("agent_class %q of subject %s is not the engine's class %s", t.Class, t, e.class)
+	}
 	if ev.EventBase().EventID == "" {
 		ev.EventBase().EventID = t.EventID
 	}
@@ -38,6 +41,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 
 	// Terminal events first, by parent chain, before any configuration.
 	if event.IsStop(ev) || event.IsException(ev) {
+		if err := e.fenceTerminal(ctx, run, t); err != nil {
+			return err
+		}
 		return e.teardown(ctx, run, ev)
 	}
 	r := e.cache.get(run)
@@ -51,31 +57,54 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if !event.IsFallback(ev) {
 		cands = e.w.Candidates(event.Name(ev))
 	}
+	// The run's identity (agent id and thread at its start) fences every
+	// event; it is read from the store only when this process does not know
+	// it yet, alongside the reads below. A StartEvent records it.
+	start, answer := event.IsStart(ev), isAnswer(ev)
+	id := r.ident.Load()
+	var prev startSeq
+	var idErr error
+	var wg sync.WaitGroup
+	if start {
+		// The start sequence is read alongside: independent operations in
+		// one round trip's time.
+		wg.Go(func() { prev.raw, prev.ok, prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
+		if id == nil {
+			wg.Go(func() { id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+		}
+	} else if id == nil {
+		wg.Go(func() { id, idErr = e.loadIdentity(ctx, run) })
+	}
 	// D4 across replicas: nothing starts once a terminal event was published
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
-	var prev startSeq
-	if start := event.IsStart(ev); len(cands) > 0 || start {
-		var ended bool
-		var err error
-		if start {
-			// The start sequence is read alongside: two independent reads
-			// in one round trip's time.
-			var wg sync.WaitGroup
-			wg.Go(func() { prev.raw, prev.ok, prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
-			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
-			wg.Wait()
-		} else {
-			_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+	var ended bool
+	var err error
+	if start || answer || len(cands) > 0 {
+		_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+	}
+	wg.Wait()
+	if idErr != nil {
+		return idErr
+	}
+	if id != nil {
+		r.ident.CompareAndSwap(nil, id)
+		if err := id.admit(t); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("dispatch: read terminal marker: %w", err)
-		} else if ended {
-			e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
-				"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
-			r.terminate()
-			return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: read terminal marker: %w", err)
+	} else if ended {
+		e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
+			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		r.terminate()
+		return nil
+	}
+	if answer {
+		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {
+			return err
 		}
 	}
 	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
@@ -101,8 +130,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	// Steps and preconditions see a context that ends with the run (D4).
-	sctx, cancel, id := r.track(ctx)
-	defer r.untrack(cancel, id)
+	sctx, cancel, actID := r.track(ctx)
+	defer r.untrack(cancel, actID)
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
 	}
@@ -133,11 +162,11 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	errs := make([]error, len(ready))
-	var wg sync.WaitGroup
+	var ex sync.WaitGroup
 	for i, p := range ready {
-		wg.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
+		ex.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
 	}
-	wg.Wait()
+	ex.Wait()
 	return errors.Join(errs...)
 }
 
@@ -166,6 +195,22 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 			raw, found, err = e.store.Get(ctx, sc, KeyAgentConfig)
 			if err != nil {
 				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
+			}
+			if found && r.ident.Load() == nil {
+				// A start on another replica may have recorded the identity
+				// since it was read; a run that has none was not started
+				// by this engine and is not entered.
+				id, err := e.loadIdentity(ctx, run)
+				if err != nil {
+					return nil, false, err
+				}
+				if id == nil {
+					return nil, false, refuse("run %s has no recorded identity (no start event recorded one)", t.Run)
+				}
+				r.ident.CompareAndSwap(nil, id)
+				if err := id.admit(t); err != nil {
+					return nil, false, err
+				}
 			}
 			if !found {
 				if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
@@ -310,6 +355,9 @@ func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
 	p.inputs = ids[:n:n]
 	sorted := append(ids[n:n], ids[:n]...)
 	p.b = bindingOf(e.class, snap.r.key.Run, s.Name(), sorted)
+	if id := snap.r.ident.Load(); id != nil {
+		p.b.secret = id.secret
+	}
 	return p
 }
 
@@ -443,6 +491,11 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			b.CreatedAt = now
 		}
 		e.completeTopic(o, t)
+		if isQuestion(o) {
+			if err := e.openQuestion(ctx, run, t, o); err != nil {
+				return err
+			}
+		}
 		ok, err := e.publish(ctx, r, t, o, s.Name())
 		if err != nil {
 			return err
@@ -487,6 +540,9 @@ func (e *Engine) complete(ctx context.Context, run RunKey, stepName, key string,
 func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, msg string) error {
 	e.log.ErrorContext(ctx, "dispatch: ending the run", "run_id", t.Run, "reason", msg)
 	b := bindingOf(e.class, t.Run, "", []string{trigger.EventBase().EventID})
+	if id := r.ident.Load(); id != nil {
+		b.secret = id.secret
+	}
 	exc := &event.ExceptionEvent{Message: msg}
 	exc.EventID = b.id("exception", 0)
 	_, err := e.publish(ctx, r, t, exc, "")

@@ -99,11 +99,13 @@ func (c *countingStore) DeleteRun(ctx context.Context, run dispatch.RunKey) erro
 	return c.MemoryStore.DeleteRun(ctx, run)
 }
 
-// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 15 store
+// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 16 store
 // calls (it made 25 when each start field was its own Set, the start event
 // read two markers and teardown rewrote the terminal marker this replica
 // had written): the start event's configuration, headers, start sequence
-// and fields go out as one SetMany.
+// and fields go out as one SetMany. The start records the run's identity
+// (one marker write, alongside its reads); later events are checked against
+// the cached identity without a store call.
 func TestStoreCallsPerRun(t *testing.T) {
 	s1 := step.New(func(ctx step.Context, q *Question) (*In, error) { return &In{}, nil }, step.Name("s1"))
 	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
@@ -135,10 +137,10 @@ func TestStoreCallsPerRun(t *testing.T) {
 	if calls["Marker"] != 3 {
 		t.Errorf("%d marker reads, want one per trigger (3)", calls["Marker"])
 	}
-	if calls["SetMarker"] != 3 {
-		t.Errorf("%d marker writes, want 3 (terminal once, end, cleaned)", calls["SetMarker"])
+	if calls["SetMarker"] != 4 {
+		t.Errorf("%d marker writes, want 4 (identity, terminal once, end, cleaned)", calls["SetMarker"])
 	}
-	if n := store.total(); n > 15 {
-		t.Errorf("%d store calls per run, want at most 15", n)
+	if n := store.total(); n > 16 {
+		t.Errorf("%d store calls per run, want at most 16", n)
 	}
 }

@@ -131,3 +131,26 @@ func BenchmarkEncodeUserMessage(b *testing.B) { benchEncode(b, userFile) }
 func BenchmarkEncodeUserMessageBaseline(b *testing.B) {
 	benchStdEncode[flatUserMessage](b, userFile)
 }
+
+var sinkID string
+
+// BenchmarkNewID makes one event id (BENCHMARKS.md, "event: ids").
+func BenchmarkNewID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkID = NewID()
+	}
+}
+
+// BenchmarkNewIDParallel makes ids from every core at once: the generator's
+// shared state is the contended part.
+func BenchmarkNewIDParallel(b *testing.B) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var id string
+		for pb.Next() {
+			id = NewID()
+		}
+		_ = id
+	})
+}

@@ -11,39 +11,33 @@ import (
 // Id layout (12 bytes, 24 lower-hex characters, ObjectId-compatible):
 //
 //	4 bytes  Unix seconds, big endian (ObjectId's generation time)
-//	2 bytes  milliseconds within the second
-//	6 bytes  per-process random start + monotonic counter
+//	8 bytes  from crypto/rand
 //
-// Ids of one process are strictly increasing; ids of different processes
-// sort by creation time to the millisecond.
+// Ids sort by creation time to the second. Within a second their order is
+// random: 64 random bits leave nothing to guess from an id seen before, which
+// a millisecond field or a counter would give away (ids name threads and
+// runs, so guessing one is reaching into someone else's conversation).
 var ids struct {
 	sync.Mutex
-	last    int64  // last millisecond used
-	counter uint64 // 48-bit counter, random start
+	buf [1024]byte // random bytes, refilled when used up
+	off int
 }
 
-func init() {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	ids.counter = binary.BigEndian.Uint64(b[:]) & (1<<48 - 1)
-}
+func init() { ids.off = len(ids.buf) }
 
-// NewID returns a new event id: 24 lower-hex characters, unique across
-// processes and sortable by creation time to the millisecond (D12).
+// NewID returns a new event id: 24 lower-hex characters, sortable by
+// creation time to the second, with 64 random bits (D12).
 func NewID() string {
-	ms := time.Now().UnixMilli()
-	ids.Lock()
-	if ms < ids.last {
-		ms = ids.last // the clock went back: stay monotonic
-	}
-	ids.last = ms
-	ids.counter = (ids.counter + 1) & (1<<48 - 1)
-	c := ids.counter
-	ids.Unlock()
 	var b [12]byte
-	binary.BigEndian.PutUint32(b[0:4], uint32(ms/1000))
-	binary.BigEndian.PutUint16(b[4:6], uint16(ms%1000))
-	b[6], b[7], b[8], b[9], b[10], b[11] = byte(c>>40), byte(c>>32), byte(c>>24), byte(c>>16), byte(c>>8), byte(c)
+	binary.BigEndian.PutUint32(b[0:4], uint32(time.Now().Unix()))
+	ids.Lock()
+	if ids.off+8 > len(ids.buf) {
+		_, _ = rand.Read(ids.buf[:]) // never fails: it crashes the program instead
+		ids.off = 0
+	}
+	copy(b[4:], ids.buf[ids.off:ids.off+8])
+	ids.off += 8
+	ids.Unlock()
 	return hex.EncodeToString(b[:])
 }
 
