@@ -25,12 +25,14 @@ type report struct {
 	Silent         int // runs with neither a StopEvent nor an ExceptionEvent
 	Undeadlettered int // runs with an ExceptionEvent but no dead letter
 	Duplicates     int // event ids stored more than once in the class's stream
+	Extra          int // control events beyond one per event name in a run (a step's output published twice under different ids)
 	Reruns         int // repeated executions of the Work step (absorbed by its idempotency key)
 	ConnsClosed    int // connections the server closed for a fault of the client, or agents without a connection
 
 	outcome     map[string]string     // run id → "completed", "exception" or "silent"
 	deadletters map[string][]deadInfo // run id → its dead letters
 	dupIDs      []string
+	extra       []string
 	closed      []string
 	terminal    map[string][]string // run id → its terminal events, for every run in the stream
 	effects     map[string]int      // run id → Work side effects
@@ -42,25 +44,31 @@ type deadInfo struct {
 }
 
 func (r *report) String() string {
-	return fmt.Sprintf("runs=%d completed=%d exception=%d deadletters=%d silent=%d undeadlettered=%d duplicates=%d reruns=%d conns_closed=%d",
-		r.Runs, r.Completed, r.Exception, r.DeadLetters, r.Silent, r.Undeadlettered, r.Duplicates, r.Reruns, r.ConnsClosed)
+	return fmt.Sprintf("runs=%d completed=%d exception=%d deadletters=%d silent=%d undeadlettered=%d duplicates=%d extra=%d reruns=%d conns_closed=%d",
+		r.Runs, r.Completed, r.Exception, r.DeadLetters, r.Silent, r.Undeadlettered, r.Duplicates, r.Extra, r.Reruns, r.ConnsClosed)
 }
 
 // scan is one read of the class's stream.
 type scan struct {
-	terminal map[string][]string // run id → names of its terminal events
-	ids      map[string]int      // "<event_type>:<event id>" → copies
+	terminal map[string][]string       // run id → names of its terminal events
+	ids      map[string]int            // "<event_type>:<event id>" → copies
+	names    map[string]map[string]int // run id → control event name → events
 }
 
 // scanStream reads every message of the class's stream.
 func (e *env) scanStream(ctx context.Context) (*scan, error) {
-	sc := &scan{terminal: map[string][]string{}, ids: map[string]int{}}
+	sc := &scan{terminal: map[string][]string{}, ids: map[string]int{}, names: map[string]map[string]int{}}
 	err := readAll(ctx, e.js, topic.StreamName(e.class), "", func(m jetstream.Msg) {
 		t := strings.Split(m.Subject(), ".")
 		if len(t) != 9 {
 			return
 		}
-		sc.ids[t[6]+":"+t[8]]++
+		if sc.ids[t[6]+":"+t[8]]++; sc.ids[t[6]+":"+t[8]] == 1 && t[6] == string(topic.Control) {
+			if sc.names[t[5]] == nil {
+				sc.names[t[5]] = map[string]int{}
+			}
+			sc.names[t[5]][t[7]]++
+		}
 		if t[6] == string(topic.Control) && (t[7] == "StopEvent" || t[7] == "ExceptionEvent") {
 			sc.terminal[t[5]] = append(sc.terminal[t[5]], t[7])
 		}
@@ -214,6 +222,15 @@ func (e *env) check(settle time.Duration, agentsUp ...string) *report {
 		}
 	}
 	sort.Strings(r.dupIDs)
+	for _, run := range e.runs {
+		for name, n := range sc.names[run.Run] {
+			if n > 1 {
+				r.Extra += n - 1
+				r.extra = append(r.extra, fmt.Sprintf("run %s: %d %s", run.Run, n, name))
+			}
+		}
+	}
+	sort.Strings(r.extra)
 	r.effects, r.reruns = e.workEffects()
 	for _, n := range r.reruns {
 		r.Reruns += n
@@ -297,7 +314,8 @@ func (r *report) log(t *testing.T, scenario string) {
 
 // assertInvariants checks what holds in every scenario: every run ended
 // (completed, or an ExceptionEvent and a dead letter), no duplicate event
-// ids, no connection left closed.
+// ids and no event published twice under different ids, no connection
+// left closed.
 func (r *report) assertInvariants(t *testing.T) {
 	t.Helper()
 	if r.Silent > 0 {
@@ -315,6 +333,9 @@ func (r *report) assertInvariants(t *testing.T) {
 	}
 	if r.Duplicates > 0 {
 		t.Errorf("%d duplicate event ids in the stream: %v", r.Duplicates, r.dupIDs[:min(5, len(r.dupIDs))])
+	}
+	if r.Extra > 0 {
+		t.Errorf("%d extra events (a step's output published again under another id): %v", r.Extra, r.extra[:min(5, len(r.extra))])
 	}
 	if r.ConnsClosed > 0 {
 		t.Errorf("connections left closed: %v", r.closed)
