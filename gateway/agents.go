@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
@@ -52,6 +52,9 @@ func (g *Gateway) fail(w http.ResponseWriter, err error) {
 
 // authenticate returns the caller or writes 401/500.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.UserIdentity, bool) {
+	if u, ok := r.Context().Value(userKey{}).(*event.UserIdentity); ok {
+		return u, true // guard authenticated the request
+	}
 	u, err := g.auth.Authenticate(r)
 	if err == nil && (u == nil || u.ID == "") {
 		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
@@ -68,9 +71,26 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.U
 	return u, true
 }
 
-// readObject reads a JSON object body, at most MaxBody bytes.
+// readObject reads a JSON object body, at most MaxBody bytes, within the
+// global budget of bodies in flight.
 func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	size := g.cfg.MaxBody
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		size = r.ContentLength
+	}
+	release, ok := g.limits.reserveBody(size)
+	if !ok {
+		retryAfter(w, time.Second)
+		return nil, &requestError{status: http.StatusServiceUnavailable, field: "body",
+			msg: "body: the gateway is reading too many request bodies at once; retry shortly"}
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	release()
+	if err == nil {
+		// The body is in: the server's ReadTimeout must not end the
+		// request's context while it waits for the agent.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -121,7 +141,8 @@ func (g *Gateway) locale(r *http.Request) string {
 	return g.cfg.Locale
 }
 
-// aihubHeaders copies the request's X-AIHub-* headers (bus.md §5).
+// aihubHeaders copies the request's X-AIHub-* headers; the guard has
+// already dropped those not allowed and set the user's identity.
 func aihubHeaders(r *http.Request) bus.Header {
 	var h bus.Header
 	for k, vs := range r.Header {
@@ -145,6 +166,8 @@ type delivery struct {
 	header  bus.Header
 	// watch is the display id whose events answer the request.
 	watch string
+	// question is the event id of the HITL request a response answers.
+	question string
 }
 
 // serveAgent serves the discovered endpoints of bus.md §8.3.
@@ -237,78 +260,63 @@ func (g *Gateway) checkMember(ctx context.Context, thread string, user *event.Us
 	return nil
 }
 
-// hitlTopic is the part of a HITL request's topic the gateway routes by.
-type hitlTopic struct {
-	Class   string `json:"agent_class"`
-	ID      string `json:"agent_id"`
-	Thread  string `json:"thread_id"`
-	Display string `json:"display_id"`
-	Run     string `json:"run_id"`
-	Name    string `json:"event_name"`
-}
-
-// responseDelivery builds a HITL response and routes it by the embedded
-// request's topic (bus.md §9.1 step 5), after checking the caller belongs to
-// the thread. As in the reference, the topic may name another agent of the
-// thread than the URL (an AITL delegate's question); the thread and the
-// response event's name must match.
+// responseDelivery builds the answer to a HITL question. The question is
+// the one the gateway recorded under the event id of the embedded
+// request_event, in the thread of the query (or of the embedded topic); the
+// caller must be a member of that thread. The answer is routed by the
+// recorded topic and carries the recorded request, never the client's copy,
+// so a client can neither answer into another run nor redirect an answer to
+// another agent. As in the reference, the question may come from another
+// agent of the thread than the URL's (a delegate asking).
 func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user *event.UserIdentity, spec event.EventSpecs) (*delivery, error) {
 	thread, display, body, err := g.readRequest(w, r)
 	if err != nil {
 		return nil, err
 	}
-	t, err := requestTopic(body)
+	c, err := readClaim(body)
 	if err != nil {
 		return nil, err
 	}
-	if t.Name != "" && t.Name != spec.EventName {
-		return nil, badRequest("request_event.topic.event_name",
-			"request_event.topic.event_name: the request expects %s, not %s", t.Name, spec.EventName)
+	if thread == "" {
+		thread = c.thread()
 	}
 	if thread == "" {
-		thread = t.Thread
+		return nil, badRequest("thread_id", "thread_id: required in the query or in request_event.topic.thread_id")
 	}
-	if t.Thread != thread {
-		return nil, badRequest("request_event.topic.thread_id",
-			"request_event.topic.thread_id: %q is not the thread %q", t.Thread, thread)
-	}
-	if display == "" {
-		display = t.Display
+	if !objectID.MatchString(thread) {
+		if err := validToken("thread_id", thread); err != nil {
+			return nil, badRequest("thread_id", "thread_id: %v", err)
+		}
 	}
 	if err := g.checkMember(r.Context(), thread, user); err != nil {
 		return nil, err
 	}
+	q, err := g.question(r.Context(), thread, c)
+	if err != nil {
+		return nil, err
+	}
+	if q.Response != spec.EventName {
+		return nil, badRequest("request_event.topic.event_name",
+			"request_event.topic.event_name: the question expects %s, not %s", q.Response, spec.EventName)
+	}
+	body["request_event"] = q.Request
 	e, err := g.buildEvent(spec, body, nil, "")
 	if err != nil {
 		return nil, err
 	}
+	if display == "" {
+		display = q.Display
+	}
 	return &delivery{
-		spec:    spec,
-		event:   e,
-		user:    user,
-		target:  topic.Agent{Class: t.Class, ID: t.ID, Thread: thread, Display: t.Display, Run: t.Run, Type: topic.Control, Name: spec.EventName},
-		primary: primary{class: t.Class, id: t.ID, run: t.Run},
-		header:  aihubHeaders(r),
-		watch:   display,
+		spec:     spec,
+		event:    e,
+		user:     user,
+		target:   agentTopic(q.Class, q.AgentID, thread, q.Display, q.Run, spec.EventName),
+		primary:  primary{class: q.Class, id: q.AgentID, run: q.Run},
+		header:   aihubHeaders(r),
+		watch:    display,
+		question: q.EventID,
 	}, nil
-}
-
-// requestTopic decodes request_event of a HITL response body with the
-// event codec and checks its topic.
-func requestTopic(body map[string]json.RawMessage) (hitlTopic, error) {
-	raw, ok := body["request_event"]
-	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		return hitlTopic{}, badRequest("request_event", "request_event: required (the HITL request being answered)")
-	}
-	req, err := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](raw)
-	if err != nil {
-		field := "request_event"
-		if f := fieldOf(err); f != "body" {
-			field += "." + f
-		}
-		return hitlTopic{}, badRequest(field, "request_event: %v", err)
-	}
-	return topicOf(req)
 }
 
 // topicOf checks and reads the topic of a HITL request.
@@ -333,6 +341,16 @@ func topicOf(req *event.HumanInTheLoopRequestEvent) (hitlTopic, error) {
 		}
 	}
 	return t, nil
+}
+
+// hitlTopic is the part of a HITL request's topic the gateway routes by.
+type hitlTopic struct {
+	Class   string `json:"agent_class"`
+	ID      string `json:"agent_id"`
+	Thread  string `json:"thread_id"`
+	Display string `json:"display_id"`
+	Run     string `json:"run_id"`
+	Name    string `json:"event_name"`
 }
 
 // buildEvent turns a request body into an event as the reference's
@@ -393,7 +411,16 @@ func fieldOf(err error) string {
 // publish sends d: first the user echo of a display event on the UserAgent
 // subject (core), then the event with a fresh id to the agent's control
 // subject (JetStream), as the reference's distributor does.
-func (g *Gateway) publish(ctx context.Context, d *delivery) error {
+func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
+	claimed, err := g.claim(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			g.release(ctx, claimed)
+		}
+	}()
 	b := d.event.EventBase()
 	if event.IsDisplay(d.event) && d.user != nil {
 		echo := topic.UserEcho(d.user.ID, d.target.Thread, d.target.Display, d.target.Run, d.target.Name, b.EventID)

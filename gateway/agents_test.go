@@ -57,11 +57,11 @@ func testBlockingReturnsStop(t *testing.T, nb newBusFunc) {
 }
 
 func testStartEventAsTheReferenceBuildsIt(t *testing.T, nb newBusFunc) {
-	e := newEnv(t, nb)
+	e := newEnv(t, nb, func(c *gateway.Config) { c.ForwardHeaders = []string{"x-aihub-trace"} })
 	body := `{"messages":[{"role":"user","content":"Hello"}],"user":{"id":"mallory","name":"M","email":"m@x","roles":["admin"]},"event_id":"forged","locale":"xx"}`
 	thread, display := "0123456789abcdef01234567", "76543210fedcba9876543210"
 	resp := post(t, e.srv, tokenAlice, blockPath+"?thread_id="+thread+"&display_id="+display, body,
-		"Accept-Language", "fr-CH, de;q=0.8", "X-AIHub-Trace", "abc")
+		"Accept-Language", "fr-CH, de;q=0.8", "X-AIHub-Trace", "abc", "X-AIHub-User-Id", "admin", "X-AIHub-Role", "admin")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -90,7 +90,14 @@ func testStartEventAsTheReferenceBuildsIt(t *testing.T, nb newBusFunc) {
 		t.Errorf("created_at = %v", ev["created_at"])
 	}
 	if got.header.Get("x-aihub-trace") != "abc" {
-		t.Errorf("X-AIHub header not forwarded: %v", got.header)
+		t.Errorf("allowed X-AIHub header not forwarded: %v", got.header)
+	}
+	// Identity comes from the authentication, never from the client.
+	if v := got.header["x-aihub-user-id"]; len(v) != 1 || v[0] != "alice" {
+		t.Errorf("x-aihub-user-id = %v, want [alice]", v)
+	}
+	if v, ok := got.header["x-aihub-role"]; ok {
+		t.Errorf("x-aihub-role = %v forwarded without being allowed", v)
 	}
 }
 
@@ -229,10 +236,10 @@ func testHITLRoundTrip(t *testing.T, nb newBusFunc) {
 	if resp := post(t, e.srv, tokenBob, path, string(answer)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("bob answering: status %d, want 403", resp.StatusCode)
 	}
-	// The embedded topic must name the thread given in the query.
+	// A thread Alice is no member of.
 	other := "aaaaaaaaaaaaaaaaaaaaaaaa"
-	if resp := post(t, e.srv, tokenAlice, path+"?thread_id="+other, string(answer)); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("wrong thread: status %d, want 400", resp.StatusCode)
+	if resp := post(t, e.srv, tokenAlice, path+"?thread_id="+other, string(answer)); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("wrong thread: status %d, want 403", resp.StatusCode)
 	}
 
 	resp = post(t, e.srv, tokenAlice, path+"?thread_id="+thread, string(answer))

@@ -78,10 +78,14 @@ func StaticTokens(users map[string]event.UserIdentity) Authenticator {
 
 // Anonymous accepts every request as user, with or without credentials. It
 // is meant for local development and the bundled examples; never expose a
-// gateway configured with it.
-func Anonymous(user event.UserIdentity) Authenticator {
-	return AuthenticatorFunc(func(*http.Request) (*event.UserIdentity, error) {
-		u := user
-		return &u, nil
-	})
+// gateway configured with it. ListenAndServe refuses to serve it on an
+// address other machines can reach unless Config.AllowAnonymousRemote is
+// set.
+func Anonymous(user event.UserIdentity) Authenticator { return anonymous{user} }
+
+type anonymous struct{ user event.UserIdentity }
+
+func (a anonymous) Authenticate(*http.Request) (*event.UserIdentity, error) {
+	u := a.user
+	return &u, nil
 }

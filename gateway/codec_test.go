@@ -7,35 +7,42 @@ import (
 	"github.com/saap-go/agent/event"
 )
 
-// TestRequestTopicThroughCodec: the embedded HITL request is decoded by
-// the event codec, so a wrong type is refused naming the exact field.
-func TestRequestTopicThroughCodec(t *testing.T) {
+// TestReadClaim: an answer names its question by request_event.event_id;
+// a malformed request_event is refused naming the field.
+func TestReadClaim(t *testing.T) {
 	tests := []struct {
 		body, field string
 	}{
-		{`{"request_event":{"topic":{"agent_class":7}}}`, "request_event.topic.agent_class"},
-		{`{"request_event":{"_event_name":"ChunkEvent"}}`, "request_event"},
-		{`{"request_event":{"question":"q"}}`, "request_event.topic"},
 		{`{"request_event":null}`, "request_event"},
-		{`{"request_event":{"topic":{"agent_class":"A","agent_id":"b","thread_id":"t","display_id":"d","run_id":"r.x"}}}`, "request_event.topic.run_id"},
+		{`{}`, "request_event"},
+		{`{"request_event":[1]}`, "request_event"},
+		{`{"request_event":{"topic":{"agent_class":7}}}`, "request_event"},
+		{`{"request_event":{"question":"q"}}`, "request_event.event_id"},
 	}
 	for _, tt := range tests {
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(tt.body), &body); err != nil {
 			t.Fatal(err)
 		}
-		_, err := requestTopic(body)
+		_, err := readClaim(body)
 		re, ok := err.(*requestError)
-		if !ok || re.field != tt.field {
-			t.Errorf("requestTopic(%s) = %v; want a 400 naming %s", tt.body, err, tt.field)
+		if !ok || re.field != tt.field || re.status != 400 {
+			t.Errorf("readClaim(%s) = %v; want a 400 naming %s", tt.body, err, tt.field)
 		}
 	}
 	var body map[string]json.RawMessage
-	_ = json.Unmarshal([]byte(`{"request_event":{"_event_name":"HumanInTheLoopInputRequestEvent","question":"q","hitl_type":"input",
-		"topic":{"agent_class":"A","agent_id":"b","thread_id":"t","display_id":"d","run_id":"r","event_name":"X"}}}`), &body)
-	got, err := requestTopic(body)
-	if want := (hitlTopic{Class: "A", ID: "b", Thread: "t", Display: "d", Run: "r", Name: "X"}); err != nil || got != want {
-		t.Errorf("requestTopic = %+v, %v; want %+v", got, err, want)
+	_ = json.Unmarshal([]byte(`{"request_event":{"event_id":"e1","topic":{"agent_class":"A","thread_id":"t","run_id":"r"}}}`), &body)
+	c, err := readClaim(body)
+	if err != nil || c.EventID != "e1" || c.thread() != "t" {
+		t.Fatalf("readClaim = %+v, %v", c, err)
+	}
+	q := Question{EventID: "e1", Class: "A", AgentID: "b", Thread: "t", Run: "r"}
+	if !c.matches(q) {
+		t.Errorf("claim %+v does not match %+v", c, q)
+	}
+	q.Class = "B"
+	if c.matches(q) {
+		t.Errorf("claim of class A matches a question of class B")
 	}
 }
 

@@ -84,6 +84,8 @@ func newEnv(t *testing.T, nb newBusFunc, opts ...envOption) *env {
 		Bus:             b,
 		Auth:            gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
 		DiscoveryWindow: 10 * time.Second,
+		// The functional tests send bursts; the limits have tests of their own.
+		RateLimit: -1,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -102,6 +102,7 @@ func (g *Gateway) follow(ctx context.Context, w *watch, p primary, onEvent func(
 				if !ok {
 					continue
 				}
+				g.observe(ctx, s)
 				if err := onEvent(s); err != nil {
 					return nil, err
 				}

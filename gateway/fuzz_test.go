@@ -54,10 +54,10 @@ func FuzzRequestBody(f *testing.F) {
 				}
 			}
 		}
-		if _, err := requestTopic(body); err != nil {
+		if _, err := readClaim(body); err != nil {
 			var re *requestError
 			if !errors.As(err, &re) || re.field == "" {
-				t.Fatalf("requestTopic: %v", err)
+				t.Fatalf("readClaim: %v", err)
 			}
 		}
 		var req chatRequest

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/topic"
@@ -31,8 +34,14 @@ type Config struct {
 	// Auth authenticates requests. Required unless AllowAnonymous is used
 	// through Anonymous(...).
 	Auth Authenticator
-	// Threads keeps thread membership. Default: NewMemoryThreads().
+	// Threads keeps thread membership. Default: NewMemoryThreads(), which
+	// forgets every thread when the process ends; use NewKVStore for a
+	// gateway that restarts or runs as several replicas.
 	Threads Threads
+	// Questions keeps the HITL questions seen in threads. Default: Threads
+	// when it implements Questions too (as *KVStore does), else
+	// NewMemoryQuestions().
+	Questions Questions
 	// DiscoveryPeriod is the time between discovery cycles of Run.
 	// Default 60 s, as the reference.
 	DiscoveryPeriod time.Duration
@@ -45,6 +54,36 @@ type Config struct {
 	KeepAlive time.Duration
 	// MaxBody is the largest request body accepted, in bytes. Default 1 MiB.
 	MaxBody int64
+	// MaxInFlightBody bounds the bytes of all request bodies being read at
+	// once; beyond it requests get 503 with Retry-After. Default 64 MiB;
+	// negative: no bound.
+	MaxInFlightBody int64
+	// RateLimit is how many requests per second each user may send to the
+	// endpoints that start runs or answer questions; beyond it requests get
+	// 429 with Retry-After. Default 2; negative: no limit.
+	RateLimit float64
+	// RateBurst is how many such requests a user may send at once after
+	// being idle. Default 10.
+	RateBurst int
+	// MaxRunsPerUser bounds the requests each user has open at once on
+	// those endpoints (a streaming request stays open until its run
+	// pauses or ends); beyond it requests get 429. Default 8; negative: no
+	// bound.
+	MaxRunsPerUser int
+	// ForwardHeaders lists the X-AIHub-* request headers passed on to
+	// agents (case-insensitive). The others are dropped: agents would take
+	// them for the platform's word. The gateway always sets
+	// X-AIHub-User-Id to the authenticated user. Default none.
+	ForwardHeaders []string
+	// CORS allows browser pages of other origins. Default nil: no CORS.
+	CORS *CORS
+	// Server holds the timeouts and connection cap ListenAndServe uses
+	// (see NewServer).
+	Server ServerConfig
+	// AllowAnonymousRemote lets ListenAndServe serve an Anonymous
+	// authenticator on an address other machines can reach. Without it
+	// such a gateway only serves on loopback.
+	AllowAnonymousRemote bool
 	// Locale is the locale put into start events when the request's
 	// Accept-Language names none of de, en, fr, it. Default "de".
 	Locale string
@@ -61,10 +100,14 @@ type Gateway struct {
 	bus     Bus
 	auth    Authenticator
 	threads Threads
-	log     *slog.Logger
-	reg     registry
-	mux     *http.ServeMux
-	chats   *openRequests
+	// questions keeps the HITL questions seen and which runs ended.
+	questions Questions
+	limits    *limits
+	forward   map[string]bool
+	log       *slog.Logger
+	reg       registry
+	mux       *http.ServeMux
+	chats     *openRequests
 }
 
 // New returns a gateway serving no class until discovery (Discover, Run) or
@@ -94,6 +137,25 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
 	}
+	if cfg.Questions == nil {
+		if q, ok := cfg.Threads.(Questions); ok {
+			cfg.Questions = q
+		} else {
+			cfg.Questions = NewMemoryQuestions()
+		}
+	}
+	if cfg.MaxInFlightBody == 0 {
+		cfg.MaxInFlightBody = 64 << 20
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = 2
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = 10
+	}
+	if cfg.MaxRunsPerUser == 0 {
+		cfg.MaxRunsPerUser = 8
+	}
 	if cfg.Locale == "" {
 		cfg.Locale = "de"
 	}
@@ -104,13 +166,19 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	g := &Gateway{
-		cfg:     cfg,
-		bus:     cfg.Bus,
-		auth:    cfg.Auth,
-		threads: cfg.Threads,
-		log:     cfg.Logger,
-		reg:     registry{classes: make(map[string]*Class)},
-		chats:   &openRequests{m: make(map[string]openRequest)},
+		cfg:       cfg,
+		bus:       cfg.Bus,
+		auth:      cfg.Auth,
+		threads:   cfg.Threads,
+		questions: cfg.Questions,
+		limits:    newLimits(cfg),
+		forward:   make(map[string]bool),
+		log:       cfg.Logger,
+		reg:       registry{classes: make(map[string]*Class)},
+		chats:     &openRequests{m: make(map[string]openRequest)},
+	}
+	for _, h := range cfg.ForwardHeaders {
+		g.forward[strings.ToLower(h)] = true
 	}
 	g.routes()
 	return g, nil
@@ -124,14 +192,12 @@ func (g *Gateway) routes() {
 		"/api/v1/{tenant}/agents/classes/{class}/instances/{id}/{event}",
 		"/agents/{class}/{id}/{event}",
 	} {
-		m.HandleFunc("POST "+prefix, func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, false) })
-		m.HandleFunc("POST "+prefix+"/stream", func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, true) })
+		m.HandleFunc("POST "+prefix, g.guard(func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, false) }, false))
+		m.HandleFunc("POST "+prefix+"/stream", g.guard(func(w http.ResponseWriter, r *http.Request) { g.serveAgent(w, r, true) }, false))
 	}
-	m.HandleFunc("POST /v1/chat/completions", g.serveChat)
-	m.HandleFunc("POST /api/v1/{tenant}/openai/chat/completions", g.serveChat)
-	m.HandleFunc("GET /api/v1/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	m.HandleFunc("POST /v1/chat/completions", g.guard(g.serveChat, true))
+	m.HandleFunc("POST /api/v1/{tenant}/openai/chat/completions", g.guard(g.serveChat, true))
+	m.HandleFunc("GET /api/v1/health", g.serveHealth)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
 	})
@@ -139,7 +205,31 @@ func (g *Gateway) routes() {
 }
 
 // ServeHTTP implements http.Handler.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.cors(w, r) {
+		return
+	}
+	g.mux.ServeHTTP(w, r)
+}
+
+// serveHealth answers 200 while the bus is usable and 503 when its
+// connection is down or closed, so a load balancer stops sending requests
+// that could only fail.
+func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	if c, ok := g.bus.(interface{ Conn() *nats.Conn }); ok {
+		if nc := c.Conn(); nc == nil || nc.Status() != nats.CONNECTED {
+			status := "closed"
+			if nc != nil {
+				status = strings.ToLower(nc.Status().String())
+			}
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "nats": status})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "nats": "connected"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
 
 // Run runs a discovery cycle every DiscoveryPeriod until ctx is done, then
 // returns nil. It does not serve HTTP: mount the gateway on a server of
@@ -158,11 +248,13 @@ func (g *Gateway) ListenAndServe(ctx context.Context, addr string, ready func(ne
 	if err != nil {
 		return fmt.Errorf("gateway: listen %s: %w", addr, err)
 	}
-	srv := &http.Server{
-		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+	if _, anon := g.auth.(anonymous); anon && !g.cfg.AllowAnonymousRemote && !isLoopback(ln.Addr()) {
+		_ = ln.Close()
+		return fmt.Errorf("gateway: refusing to serve anonymous access on %s, which other machines can reach: "+
+			"listen on a loopback address (127.0.0.1), configure authentication, or allow it explicitly (Config.AllowAnonymousRemote)", ln.Addr())
 	}
+	srv := NewServer(g, g.cfg.Server)
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	loopDone := make(chan struct{})
 	go func() {
 		defer close(loopDone)

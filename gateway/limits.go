@@ -1,0 +1,226 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/saap-go/agent/event"
+)
+
+// userKey carries the authenticated user through a request's context.
+type userKey struct{}
+
+// userHeader is the identity header the gateway sets from the
+// authenticated user on every event it forwards.
+const userHeader = "X-Aihub-User-Id"
+
+// limits holds the per-user and global limits of a gateway.
+type limits struct {
+	rate    rate.Limit
+	burst   int
+	maxRuns int
+
+	mu    sync.Mutex
+	users map[string]*rate.Limiter
+	runs  map[string]int
+
+	maxBody  int64
+	inFlight atomic.Int64
+}
+
+func newLimits(cfg Config) *limits {
+	l := &limits{burst: cfg.RateBurst, maxRuns: cfg.MaxRunsPerUser, maxBody: cfg.MaxInFlightBody,
+		users: make(map[string]*rate.Limiter), runs: make(map[string]int)}
+	l.rate = rate.Inf
+	if cfg.RateLimit > 0 {
+		l.rate = rate.Limit(cfg.RateLimit)
+	}
+	return l
+}
+
+// allow takes a token from user's bucket, or says how long until one is
+// there.
+func (l *limits) allow(user string, now time.Time) (bool, time.Duration) {
+	if l.rate == rate.Inf {
+		return true, 0
+	}
+	l.mu.Lock()
+	lim, ok := l.users[user]
+	if !ok {
+		if len(l.users) >= 4096 {
+			// Forget users whose bucket has refilled: they start full again.
+			for u, x := range l.users {
+				if x.TokensAt(now) >= float64(l.burst) {
+					delete(l.users, u)
+				}
+			}
+		}
+		lim = rate.NewLimiter(l.rate, l.burst)
+		l.users[user] = lim
+	}
+	l.mu.Unlock()
+	r := lim.ReserveN(now, 1)
+	if !r.OK() {
+		return false, time.Second
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// startRun counts one more open run-carrying request of user; release
+// undoes it. ok is false when user is at MaxRunsPerUser.
+func (l *limits) startRun(user string) (release func(), ok bool) {
+	if l.maxRuns <= 0 {
+		return func() {}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runs[user] >= l.maxRuns {
+		return nil, false
+	}
+	l.runs[user]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.runs[user]--; l.runs[user] <= 0 {
+				delete(l.runs, user)
+			}
+		})
+	}, true
+}
+
+// reserveBody reserves n bytes of the global in-flight body budget.
+func (l *limits) reserveBody(n int64) (release func(), ok bool) {
+	if l.maxBody <= 0 {
+		return func() {}, true
+	}
+	for {
+		cur := l.inFlight.Load()
+		if cur+n > l.maxBody && cur > 0 {
+			return nil, false
+		}
+		if l.inFlight.CompareAndSwap(cur, cur+n) {
+			return func() { l.inFlight.Add(-n) }, true
+		}
+	}
+}
+
+// retryAfter sets the Retry-After header to d, rounded up to seconds.
+func retryAfter(w http.ResponseWriter, d time.Duration) {
+	s := int(math.Ceil(d.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(s))
+}
+
+// guard wraps a handler that starts or continues runs: it authenticates
+// the caller, applies the per-user rate limit and concurrent-run cap,
+// replaces client-sent X-AIHub-* headers by the allowed ones plus the
+// gateway's own identity header, and lets the response outlive the
+// server's WriteTimeout for as long as the request may wait for its agent.
+// chat selects OpenAI-shaped refusals for the chat completions endpoint.
+func (g *Gateway) guard(h http.HandlerFunc, chat bool) http.HandlerFunc {
+	refuse := func(w http.ResponseWriter, status int, msg string) {
+		if chat {
+			openAIError(w, status, msg, "")
+			return
+		}
+		writeError(w, status, msg, "")
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, ok := g.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if ok, wait := g.limits.allow(user.ID, g.now()); !ok {
+			retryAfter(w, wait)
+			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: user %s sends requests too fast; retry in %s", user.ID, wait.Round(time.Millisecond)))
+			return
+		}
+		release, ok := g.limits.startRun(user.ID)
+		if !ok {
+			retryAfter(w, time.Second)
+			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("user %s has %d requests running, the most allowed at once", user.ID, g.limits.maxRuns))
+			return
+		}
+		defer release()
+		g.filterHeaders(r, user)
+		// A blocking answer is written only when the agent is done; SSE
+		// extends the deadline per event.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.Timeout + time.Minute))
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	}
+}
+
+// filterHeaders drops the X-AIHub-* headers of the request that are not in
+// Config.ForwardHeaders, and sets the identity header from user: agents
+// must not take a client's word for who is asking.
+func (g *Gateway) filterHeaders(r *http.Request, user *event.UserIdentity) {
+	for k := range r.Header {
+		if len(k) > 8 && strings.EqualFold(k[:8], "x-aihub-") && !g.forward[strings.ToLower(k)] {
+			delete(r.Header, k)
+		}
+	}
+	r.Header.Set(userHeader, user.ID)
+}
+
+// cors applies Config.CORS: allowed origins get the CORS headers, and
+// preflight requests are answered here.
+func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
+	c := g.cfg.CORS
+	origin := r.Header.Get("Origin")
+	if c == nil || origin == "" {
+		return false
+	}
+	allowed := false
+	for _, o := range c.AllowOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			allowed = true
+			break
+		}
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if !allowed {
+		return false
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Expose-Headers", "X-Thread-Id, X-Display-Id, X-Run-Id, Retry-After")
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Accept-Language")
+		if c.MaxAge > 0 {
+			h.Set("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge.Seconds())))
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	return false
+}
+
+// CORS lets browser pages of other origins call the gateway. Without it
+// (the default) the gateway sends no CORS headers, so browsers keep other
+// sites' scripts out.
+type CORS struct {
+	// AllowOrigins lists the allowed origins ("https://app.example.com");
+	// "*" allows every origin. Credentials (cookies) are never allowed:
+	// the gateway authenticates by the Authorization header.
+	AllowOrigins []string
+	// MaxAge is how long browsers may cache a preflight answer.
+	MaxAge time.Duration
+}
