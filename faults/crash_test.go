@@ -64,8 +64,10 @@ func TestDownPastDuplicateWindow(t *testing.T) {
 	others := size(10, 50)
 	e := newEnv(t, natsOpts{})
 	e.ensureStream(window)
+	// Down for two windows and a second: the server forgets msg ids on a
+	// timer, so an id can outlive the window by up to one more window.
 	victim := e.newRun()
-	a := startAgentDelay(t, "agent", window+time.Second, e.agentEnv("FAULT_EXIT_RUN="+victim.Run)...)
+	a := startAgentDelay(t, "agent", 2*window+time.Second, e.agentEnv("FAULT_EXIT_RUN="+victim.Run)...)
 
 	e.start(victim, "hello")
 	for range others {

@@ -121,39 +121,11 @@ func (a *agentProc) stop() {
 	}
 }
 
-// kill SIGKILLs the current process; the supervisor starts another only
-// if restart is true.
-func (a *agentProc) kill(restart bool) {
-	a.mu.Lock()
-	if !restart {
-		a.stopping = true
-	}
-	p := a.p
-	a.mu.Unlock()
-	p.kill()
-	if !restart {
-		a.wg.Wait()
-	}
-}
-
 // exited returns the exit codes of the processes that ended on their own.
 func (a *agentProc) exited() []int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]int(nil), a.exits...)
-}
-
-// alive reports whether the current process runs.
-func (a *agentProc) alive() bool {
-	a.mu.Lock()
-	p := a.p
-	a.mu.Unlock()
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
 }
 
 // env is one scenario's world: a NATS server process, the agent's class,
