@@ -127,7 +127,12 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("agenttest.New: subscribe: %v", err)
 	}
+	dead, err := h.bus.Subscribe(h.ctx, bus.DefaultDeadLetters().Prefix+".>", "", h.collectDead)
+	if err != nil {
+		t.Fatalf("agenttest.New: subscribe: %v", err)
+	}
 	t.Cleanup(func() {
+		_ = dead.Unsubscribe()
 		_ = sub.Unsubscribe()
 		_ = cons.Stop()
 		_ = h.bus.Close()
@@ -226,6 +231,17 @@ func (h *Harness) NewRun(opts ...RunOption) *Result {
 // holds what happened.
 func (h *Harness) Send(r *Result, e event.Event) *Result {
 	h.t.Helper()
+	h.SendOn(r.topic, e)
+	return r
+}
+
+// SendOn publishes e like Send, on the control subject of a (its class,
+// agent id, thread, display and run; the event part is set from e), which
+// need not be the identity the run was started with: for testing that the
+// engine refuses events naming a run from another agent id or thread. The
+// run's Result records what happened, including the dead letters.
+func (h *Harness) SendOn(a topic.Agent, e event.Event) {
+	h.t.Helper()
 	if e == nil {
 		h.t.Fatal("agenttest.Send: nil event")
 	}
@@ -236,12 +252,11 @@ func (h *Harness) Send(r *Result, e event.Event) *Result {
 	if b.CreatedAt == 0 {
 		b.CreatedAt = Epoch.UnixNano()
 	}
-	a := r.topic.Event(topic.Control, event.Name(e), b.EventID)
+	a = a.Event(topic.Control, event.Name(e), b.EventID)
 	if _, err := bus.PublishEvent(h.ctx, h.bus, a, e, nil); err != nil {
 		h.t.Fatalf("agenttest.Send %s: %v", event.Name(e), err)
 	}
 	h.Settle()
-	return r
 }
 
 // SendRaw publishes a JSON event payload into the run of r as it arrives
@@ -343,6 +358,20 @@ func (h *Harness) collect(m *bus.Msg) {
 	r := h.resultOf(a.Run)
 	r.mu.Lock()
 	r.events = append(r.events, Published{Topic: a, Event: ev})
+	r.mu.Unlock()
+}
+
+// collectDead records the engine's dead letters under the run they name.
+func (h *Harness) collectDead(m *bus.Msg) {
+	subject := m.Header.Get(bus.HeaderDeadLetterSubject)
+	dl := DeadLetter{Subject: subject, Reason: m.Header.Get(bus.HeaderDeadLetterReason)}
+	run := ""
+	if a, err := topic.ParseAgent(subject); err == nil {
+		run = a.Run
+	}
+	r := h.resultOf(run)
+	r.mu.Lock()
+	r.dead = append(r.dead, dl)
 	r.mu.Unlock()
 }
 

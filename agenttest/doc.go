@@ -17,7 +17,10 @@
 // A Result lists the events published for the run (Events, Control,
 // Display, in publish order), the terminal event, counts per event type,
 // which step ran with which input event ids (Executions), teardowns and
-// outputs dropped under D4. Equal prints a go-cmp diff on failure.
+// outputs dropped under D4, and the messages naming the run that the engine
+// dead-lettered (DeadLetters; SendOn sends on a subject of your choosing,
+// e.g. another thread, to test that the run refuses it). Equal prints a
+// go-cmp diff on failure.
 //
 // One step alone: NewStep(t, s) wraps it in a partial workflow, and Start
 // accepts any control event (the run gets an empty configuration, as if a

@@ -40,6 +40,14 @@ type Result struct {
 	execs     []Execution
 	teardowns []dispatch.Teardown
 	dropped   []event.Event
+	dead      []DeadLetter
+}
+
+// DeadLetter is a control message the engine dead-lettered: a refused
+// event, or one it could not read.
+type DeadLetter struct {
+	Subject string // the message's original subject
+	Reason  string // the engine's reason
 }
 
 // Topic returns the run's identity (class, agent, thread, display, run).
@@ -165,6 +173,14 @@ func (r *Result) Dropped() []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.dropped)
+}
+
+// DeadLetters returns the control messages naming the run that the engine
+// dead-lettered, in order.
+func (r *Result) DeadLetters() []DeadLetter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.dead)
 }
 
 // Ended reports the run's end marker ("completed", "crashed" or "" while the

@@ -11,7 +11,8 @@
 // Handle processes one delivery and settles it: it acknowledges only after
 // every step it started has published its outputs or recorded its failure
 // (D1), sends in-progress heartbeats while user code runs, dead-letters
-// messages whose subject or payload is unusable, and Naks with a backoff
+// messages whose subject or payload is unusable or that the run refuses, and
+// Naks with a backoff
 // when the store or the bus fails, so the event comes back. Handling an
 // event twice is safe.
 //
@@ -27,6 +28,20 @@
 // configuration, else the run ends with an ExceptionEvent saying
 // ConfigMissing.
 //
+// # Who may send into a run
+//
+// A run belongs to the agent id and thread of its StartEvent: the start
+// records them, once, in MarkerIdentity, together with a random secret. An
+// event whose subject names the run with another agent id or thread is
+// refused, and so is a second StartEvent for the run from elsewhere. A
+// question the run publishes (a HITL, BITL or AITL request) is recorded as
+// open before it goes out; an answer (a response, an AITL exception or a
+// wait's timeout) is accepted only for an open question of the run whose
+// reply topic it repeats, and closes it, so of two answers one wins.
+// Refusals wrap ErrRefused; Handle dead-letters them with the reason, and
+// nothing is stored or published for them. The identity is cached with the
+// run's history, so checking it costs no store call while the run is cached.
+//
 // Then the candidates, the steps declaring the event's exact wire name
 // (step.Workflow.Candidates), are judged in alphabetical order on a snapshot:
 // the run's control events up to the trigger's stream sequence. Readiness
@@ -39,8 +54,9 @@
 // binds (D2): a claim that exists and is completed is skipped; one that
 // exists but was never completed (a crash mid-step) runs again as the same
 // execution. Output ids are derived from (class, run, step, sorted input ids,
-// output index) (D1), so a re-run re-publishes the same ids, which the
-// stream de-duplicates (D15). A failing step publishes an ExceptionEvent
+// output index) with a hash keyed by the run's secret (D1), so a re-run on
+// any replica re-publishes the same ids, which the stream de-duplicates
+// (D15), while nobody outside can compute them. A failing step publishes an ExceptionEvent
 // (stop_on_error, the default) or records the failure as the claim's
 // outcome. Once a run has published or received its terminal event, nothing
 // more is published for it and no step starts (D4); steps still running see

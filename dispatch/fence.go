@@ -81,10 +81,10 @@ func parseIdentity(run RunKey, raw string) (*runIdentity, error) {
 // the subject's value only: the run's own ids are not for the sender.
 func (id *runIdentity) admit(t topic.Agent) error {
 	if t.ID != id.AgentID {
-		return refuse("agent_id %q of subject %s is not the agent id run %s was started with", t.ID, t, t.Run)
+		return refuse("agent_id %q is not the agent id run %s was started with", t.ID, t.Run)
 	}
 	if t.Thread != id.ThreadID {
-		return refuse("thread_id %q of subject %s is not the thread run %s was started in", t.Thread, t, t.Run)
+		return refuse("thread_id %q is not the thread run %s was started in", t.Thread, t.Run)
 	}
 	return nil
 }

@@ -76,3 +76,32 @@ func TestOutputIDs(t *testing.T) {
 		t.Fatalf("id without ObjectId inputs = %q, want the hash's first 12 bytes", got)
 	}
 }
+
+// Output ids are keyed with the run's secret: the same secret and inputs
+// give the same id (a re-run after a crash, another replica), another
+// secret gives unrelated ids, and without the secret the inputs do not
+// tell the id.
+func TestOutputIDsAreKeyed(t *testing.T) {
+	inputs := []string{"5955b9000000000000000009", "6955b9000000000000000003"}
+	keyed := func(secret string) binding {
+		b := bindingOf("C", "r", "s", slices.Clone(inputs))
+		b.secret = []byte(secret)
+		return b
+	}
+	a, again, other := keyed("secret-one-16byt"), keyed("secret-one-16byt"), keyed("secret-two-16byt")
+	plain := bindingOf("C", "r", "s", slices.Clone(inputs))
+	for _, label := range []string{"out", "exception", "emit"} {
+		for n := range 3 {
+			id := a.id(label, n)
+			if !hex24.MatchString(id) || id[:8] != "6955b900" {
+				t.Fatalf("keyed id %q: want 24 lower-hex starting with the newest input's time", id)
+			}
+			if again.id(label, n) != id {
+				t.Fatalf("%s %d: the same secret and inputs give another id", label, n)
+			}
+			if other.id(label, n)[8:] == id[8:] || plain.id(label, n)[8:] == id[8:] {
+				t.Fatalf("%s %d: id %s does not depend on the secret", label, n, id)
+			}
+		}
+	}
+}

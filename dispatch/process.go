@@ -19,9 +19,11 @@ import (
 // Process handles one control event of the engine's class, delivered at
 // stream sequence seq with subject t, and returns once every step it started
 // has published its outputs or recorded its failure (dispatch.md §2 with
-// D1–D15). An error means a transient failure (store or bus): the caller
-// should have the event redelivered; handling it again is safe. Handle is
-// Process plus decoding and settling a delivery.
+// D1–D15). An error wrapping ErrRefused means the event does not belong in
+// the run its subject names (see ErrRefused): nothing was done, and it must
+// not be redelivered. Any other error means a transient failure (store or
+// bus): the caller should have the event redelivered; handling it again is
+// safe. Handle is Process plus decoding and settling a delivery.
 func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
 	return e.process(ctx, t, ev, seq, nil)
 }
@@ -59,34 +61,25 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	// The run's identity (agent id and thread at its start) fences every
 	// event; it is read from the store only when this process does not know
-	// it yet, alongside the reads below. A StartEvent records it.
-	start, answer := event.IsStart(ev), isAnswer(ev)
-	id := r.ident.Load()
-	var prev startSeq
-	var idErr error
-	var wg sync.WaitGroup
-	if start {
-		// The start sequence is read alongside: independent operations in
-		// one round trip's time.
-		wg.Go(func() { prev.raw, prev.ok, prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
-		if id == nil {
-			wg.Go(func() { id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
-		}
-	} else if id == nil {
-		wg.Go(func() { id, idErr = e.loadIdentity(ctx, run) })
-	}
+	// it yet. A StartEvent records it.
 	// D4 across replicas: nothing starts once a terminal event was published
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
+	start, answer := event.IsStart(ev), isAnswer(ev)
+	id := r.ident.Load()
+	term := start || answer || len(cands) > 0
+	var prev startSeq
 	var ended bool
 	var err error
-	if start || answer || len(cands) > 0 {
+	if start || id == nil {
+		var rs runRead
+		if rs, err = e.readRun(ctx, run, t, start, id, term); err != nil {
+			return err
+		}
+		id, prev, ended = rs.id, rs.prev, rs.ended
+	} else if term {
 		_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
-	}
-	wg.Wait()
-	if idErr != nil {
-		return idErr
 	}
 	if id != nil {
 		r.ident.CompareAndSwap(nil, id)
@@ -168,6 +161,45 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	ex.Wait()
 	return errors.Join(errs...)
+}
+
+// runRead is what readRun found.
+type runRead struct {
+	id    *runIdentity // nil: none recorded
+	prev  startSeq
+	ended bool
+}
+
+// readRun reads, concurrently, what an event needs from the store when this
+// process does not know the run's identity or the event is a start: the
+// identity (a start records it unless known), a start's recorded start
+// sequence and, if term, the terminal marker. A cached run's other events
+// need none of it, so they do not pay for the goroutines.
+func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	rs := runRead{id: id}
+	var idErr, termErr error
+	var wg sync.WaitGroup
+	if start {
+		wg.Go(func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
+		if id == nil {
+			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+		}
+	} else if term {
+		wg.Go(func() { rs.id, idErr = e.loadIdentity(ctx, run) })
+	} else {
+		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
+	}
+	if term {
+		_, rs.ended, termErr = e.store.Marker(ctx, run, MarkerTerminal)
+	}
+	wg.Wait()
+	if idErr != nil {
+		return rs, idErr
+	}
+	if termErr != nil {
+		return rs, fmt.Errorf("dispatch: read terminal marker: %w", termErr)
+	}
+	return rs, nil
 }
 
 // prepare runs steps 4–7 of dispatch.md §2 and returns the run's decoded
