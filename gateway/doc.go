@@ -34,8 +34,27 @@
 // lower-case hex characters) or are new; the response headers X-Thread-Id,
 // X-Display-Id and X-Run-Id tell the client which were used. A user may
 // only address and stream threads they are a member of (Threads; a new
-// thread gets its creator as member). HITL answers are routed by the
-// embedded request's topic after the membership check.
+// thread gets its creator as member).
+//
+// A HITL answer names its question by request_event.event_id. The gateway
+// accepts it only for a question it saw the agent ask in that thread (while
+// following the thread, or through the watch Run keeps on the discovered
+// classes' HITL requests), from a member of the thread, while the question
+// is open and its run has not ended; it then routes the answer by the
+// recorded topic and embeds the recorded request, whatever the client's
+// copy says. An unknown question and one of another thread or run get the
+// same 404; a closed one 409. Threads and questions live in a Threads and
+// Questions store: in memory by default, or shared through a JetStream
+// key-value bucket (NewKVStore), so restarts and replicas keep ownership.
+//
+// Requests that start runs or answer questions are limited per user (a
+// token bucket, RateLimit and RateBurst, and MaxRunsPerUser open at once;
+// 429 with Retry-After beyond), and the bodies read at once by
+// MaxInFlightBody. X-AIHub-* request headers reach agents only when named
+// in ForwardHeaders; X-AIHub-User-Id is always the authenticated user.
+// NewServer (used by ListenAndServe) sets read, write and idle timeouts and
+// a connection cap; streams extend their write deadline per event.
+// GET /api/v1/health answers 503 while the NATS connection is down.
 //
 // POST /v1/chat/completions (and /api/v1/{tenant}/openai/chat/completions)
 // is OpenAI-compatible: model "<AgentClass>/<agent_id>", streaming chunks
@@ -45,7 +64,8 @@
 // in a thread is answered by the next message there.
 //
 // Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
-// Anonymous for local development).
+// Anonymous for local development, which ListenAndServe serves only on
+// loopback addresses unless Config.AllowAnonymousRemote is set).
 //
 // The command gateway/cmd/saap-gateway serves a Gateway for the agents on
 // the NATS server named by NATS_URL; examples/chat embeds one next to an

@@ -54,6 +54,13 @@ func TestGateway(t *testing.T) {
 		{"OpenAINonStreaming", testOpenAINonStreaming},
 		{"OpenAIHITLChatFlow", testOpenAIHITLChatFlow},
 		{"OpenAIErrors", testOpenAIErrors},
+		{"HITLHijack", testHITLHijack},
+		{"HITLClosedQuestions", testHITLClosedQuestions},
+		{"RateLimit", testRateLimit},
+		{"RunsPerUser", testRunsPerUser},
+		{"CORS", testCORS},
+		{"HITLUnfollowedQuestion", testHITLUnfollowedQuestion},
+		{"ClientIdentityHeaders", testClientIdentityHeaders},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

@@ -232,10 +232,18 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
 }
 
 // Run runs a discovery cycle every DiscoveryPeriod until ctx is done, then
-// returns nil. It does not serve HTTP: mount the gateway on a server of
+// returns nil. Meanwhile it watches the discovered classes' HITL requests
+// and stops, so questions asked while no request follows their thread can
+// still be answered. It does not serve HTTP: mount the gateway on a server of
 // your own, or use ListenAndServe.
 func (g *Gateway) Run(ctx context.Context) error {
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		g.newQuestionWatch().run(ctx)
+	}()
 	g.discoverLoop(ctx)
+	<-watched
 	return nil
 }
 
@@ -258,7 +266,7 @@ func (g *Gateway) ListenAndServe(ctx context.Context, addr string, ready func(ne
 	loopDone := make(chan struct{})
 	go func() {
 		defer close(loopDone)
-		g.discoverLoop(ctx)
+		_ = g.Run(ctx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

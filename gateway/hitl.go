@@ -83,6 +83,7 @@ func noQuestion(eventID, thread string) error {
 func closedQuestion(q Question, ended bool) error {
 	msg := fmt.Sprintf("request_event: question %s was already answered", q.EventID)
 	switch {
+	case q.State == QuestionAnswered:
 	case ended:
 		msg = fmt.Sprintf("request_event: question %s can no longer be answered: run %s of %s has ended", q.EventID, q.Run, q.Class)
 	case q.State == QuestionExpired:

@@ -103,4 +103,20 @@ func TestChatExample(t *testing.T) {
 			t.Fatalf("exit after SIGTERM: %v\nstderr:\n%s", err, p.Stderr())
 		}
 	})
+
+	t.Run("serve binds to loopback and refuses reachable addresses", func(t *testing.T) {
+		p := exectest.Start(t, bin, exectest.Env(), "-serve", ":0")
+		line := p.WaitLine(t, "gateway listening on ", time.Minute)
+		if !strings.Contains(line, "http://127.0.0.1:") {
+			t.Errorf("listening line %q, want a loopback address", line)
+		}
+		p.Signal(t, syscall.SIGTERM)
+		if err := p.Wait(t, time.Minute); err != nil {
+			t.Fatalf("exit after SIGTERM: %v\nstderr:\n%s", err, p.Stderr())
+		}
+		_, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env(), "-serve", "0.0.0.0:0")
+		if err == nil || !strings.Contains(stderr, "anonymous") {
+			t.Errorf("anonymous gateway on 0.0.0.0: err %v, stderr %q", err, stderr)
+		}
+	})
 }

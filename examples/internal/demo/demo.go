@@ -47,6 +47,10 @@ type Options struct {
 	Verbose bool
 	// Out receives the printed events (default os.Stdout).
 	Out io.Writer
+	// AllowAnonymousRemote lets Serve offer the anonymous gateway on an
+	// address other machines can reach; without it Serve only binds to
+	// loopback addresses.
+	AllowAnonymousRemote bool
 }
 
 // Env is a running agent and gateway.
@@ -113,7 +117,8 @@ func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
 		e.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	e.Gateway, err = gateway.New(gateway.Config{Bus: e.Bus, Auth: gateway.Anonymous(User), Logger: log})
+	e.Gateway, err = gateway.New(gateway.Config{Bus: e.Bus, Auth: gateway.Anonymous(User), Logger: log,
+		AllowAnonymousRemote: o.AllowAnonymousRemote})
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -126,9 +131,10 @@ func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
 }
 
 // Serve serves the gateway on addr until ctx is done, printing where it
-// listens. The discovery cycle runs every 60 s meanwhile.
+// listens. An address without a host (":8080") binds to 127.0.0.1: the demo
+// gateway lets anyone in. The discovery cycle runs every 60 s meanwhile.
 func (e *Env) Serve(ctx context.Context, addr string) error {
-	return e.Gateway.ListenAndServe(ctx, addr, func(a net.Addr) {
+	return e.Gateway.ListenAndServe(ctx, gateway.LoopbackAddr(addr), func(a net.Addr) {
 		base := "http://" + a.String()
 		fmt.Fprintf(e.out, "gateway listening on %s (agent class %s)\n", base, e.Class)
 		id := e.instance

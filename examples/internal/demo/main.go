@@ -22,7 +22,8 @@ type Message struct {
 // Command is an example's command line. Every example takes the same flags:
 //
 //	-ask text          send text instead of the demo conversation, print the run, exit
-//	-serve addr        serve the gateway on addr until SIGINT/SIGTERM
+//	-serve addr        serve the gateway on addr until SIGINT/SIGTERM (":8080" binds to 127.0.0.1)
+//	-allow-anonymous-remote  allow -serve on an address other machines can reach
 //	-platform-config   fetch the agent's configuration from the platform
 //	-v                 log the runner's and the gateway's info messages
 //
@@ -48,11 +49,12 @@ type Command struct {
 // Main parses the flags, runs c and exits with status 1 on failure.
 func Main(c Command) {
 	ask := flag.String("ask", "", c.AskUsage)
-	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080) until SIGINT/SIGTERM")
+	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080, which binds to 127.0.0.1) until SIGINT/SIGTERM")
+	remote := flag.Bool("allow-anonymous-remote", false, "allow -serve on an address other machines can reach (anyone there gets in)")
 	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
 	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
 	flag.Parse()
-	if err := c.run(*ask, *serve, Options{Platform: *platform, Verbose: *verbose}); err != nil {
+	if err := c.run(*ask, *serve, Options{Platform: *platform, Verbose: *verbose, AllowAnonymousRemote: *remote}); err != nil {
 		fmt.Fprintln(os.Stderr, c.Name+":", err)
 		os.Exit(1)
 	}

@@ -4,16 +4,21 @@
 //
 // Usage:
 //
-//	NATS_URL=nats://127.0.0.1:4222 saap-gateway -addr :8080 -tokens tokens.json
+//	NATS_URL=nats://127.0.0.1:4222 saap-gateway -addr 127.0.0.1:8080 -tokens tokens.json
 //
 // tokens.json maps bearer tokens to users:
 //
 //	{"s3cret": {"id": "ada", "name": "Ada", "email": "ada@example.com", "roles": ["user"]}}
 //
-// -anonymous accepts every request as one development user instead (never
-// expose such a gateway). The NATS connection is configured by NATS_URL (or
-// NATS_ENDPOINT), NATS_TOKEN, NATS_CREDS, NATS_NKEY_SEED and NATS_TLS_*.
-// SIGINT or SIGTERM shut the server down gracefully.
+// -anonymous accepts every request as one development user instead; it is
+// refused on an address other machines can reach unless
+// -allow-anonymous-remote is given too. An address without a host (":8080")
+// binds to 127.0.0.1. Thread membership and open HITL questions are kept in
+// the JetStream key-value bucket -kv-bucket on the agents' NATS server, so
+// they survive restarts and are shared by replicas. The NATS connection is
+// configured by NATS_URL (or NATS_ENDPOINT), NATS_TOKEN, NATS_CREDS,
+// NATS_NKEY_SEED and NATS_TLS_*. SIGINT or SIGTERM shut the server down
+// gracefully.
 package main
 
 import (
@@ -26,6 +31,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,25 +40,49 @@ import (
 	"github.com/saap-go/agent/gateway"
 )
 
+// options are the command's flags.
+type options struct {
+	addr, tokens, bucket       string
+	anonymous, anonymousRemote bool
+	period, window, timeout    time.Duration
+	rate                       float64
+	burst, runs, conns         int
+	cors, forward              string
+}
+
 func main() {
-	addr := flag.String("addr", ":8080", "address to serve HTTP on")
-	tokens := flag.String("tokens", "", "JSON file mapping bearer tokens to users")
-	anonymous := flag.Bool("anonymous", false, "accept every request as a development user (unsafe)")
-	period := flag.Duration("discovery-period", 60*time.Second, "time between discovery cycles")
-	window := flag.Duration("discovery-window", 10*time.Second, "how long a discovery cycle collects answers")
-	timeout := flag.Duration("timeout", 5*time.Minute, "how long a request waits for its terminal event")
+	var o options
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to serve HTTP on (no host: 127.0.0.1)")
+	flag.StringVar(&o.tokens, "tokens", "", "JSON file mapping bearer tokens to users")
+	flag.BoolVar(&o.anonymous, "anonymous", false, "accept every request as a development user (unsafe; loopback only)")
+	flag.BoolVar(&o.anonymousRemote, "allow-anonymous-remote", false, "allow -anonymous on an address other machines can reach")
+	flag.DurationVar(&o.period, "discovery-period", 60*time.Second, "time between discovery cycles")
+	flag.DurationVar(&o.window, "discovery-window", 10*time.Second, "how long a discovery cycle collects answers")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long a request waits for its terminal event")
+	flag.StringVar(&o.bucket, "kv-bucket", gateway.DefaultBucket, "JetStream key-value bucket for threads and questions")
+	flag.Float64Var(&o.rate, "rate", 2, "requests per second each user may send to start runs or answer (negative: no limit)")
+	flag.IntVar(&o.burst, "burst", 10, "requests a user may send at once after being idle")
+	flag.IntVar(&o.runs, "max-runs-per-user", 8, "requests each user may have open at once (negative: no limit)")
+	flag.IntVar(&o.conns, "max-conns", 1024, "connections open at once")
+	flag.StringVar(&o.cors, "cors-origins", "", "comma-separated origins allowed by CORS (\"*\": any); default none")
+	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *addr, *tokens, *anonymous, *period, *window, *timeout); err != nil {
+	if err := run(log, o); err != nil {
 		fmt.Fprintln(os.Stderr, "saap-gateway:", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, addr, tokens string, anonymous bool, period, window, timeout time.Duration) error {
-	auth, err := authenticator(tokens, anonymous)
+func run(log *slog.Logger, o options) error {
+	auth, err := authenticator(o.tokens, o.anonymous)
 	if err != nil {
 		return err
+	}
+	addr := gateway.LoopbackAddr(o.addr)
+	if o.anonymous && !o.anonymousRemote && !loopbackHost(addr) {
+		return fmt.Errorf("-anonymous on %s would let anyone who reaches it act as the development user: "+
+			"listen on 127.0.0.1, use -tokens, or add -allow-anonymous-remote", addr)
 	}
 	cfg, err := natsbus.ConfigFromEnv()
 	if err != nil {
@@ -67,18 +97,55 @@ func run(log *slog.Logger, addr, tokens string, anonymous bool, period, window, 
 		return err
 	}
 	defer b.Close()
-	gw, err := gateway.New(gateway.Config{
-		Bus: b, Auth: auth, Logger: log,
-		DiscoveryPeriod: period, DiscoveryWindow: window, Timeout: timeout,
-	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	storeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	store, err := gateway.NewKVStore(storeCtx, b.JetStream(), gateway.KVConfig{Bucket: o.bucket})
+	cancel()
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	gcfg := gateway.Config{
+		Bus: b, Auth: auth, Logger: log, Threads: store,
+		DiscoveryPeriod: o.period, DiscoveryWindow: o.window, Timeout: o.timeout,
+		RateLimit: o.rate, RateBurst: o.burst, MaxRunsPerUser: o.runs,
+		ForwardHeaders:       list(o.forward),
+		Server:               gateway.ServerConfig{MaxConns: o.conns},
+		AllowAnonymousRemote: o.anonymousRemote,
+	}
+	if origins := list(o.cors); len(origins) > 0 {
+		gcfg.CORS = &gateway.CORS{AllowOrigins: origins, MaxAge: 10 * time.Minute}
+	}
+	gw, err := gateway.New(gcfg)
+	if err != nil {
+		return err
+	}
 	return gw.ListenAndServe(ctx, addr, func(a net.Addr) {
 		fmt.Printf("saap-gateway listening on http://%s (NATS %s)\n", a, cfg.URL)
 	})
+}
+
+// loopbackHost reports whether addr's host is a loopback IP or localhost.
+func loopbackHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func list(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func authenticator(tokens string, anonymous bool) (gateway.Authenticator, error) {

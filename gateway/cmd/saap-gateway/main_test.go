@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/internal/exectest"
 	"github.com/saap-go/agent/internal/natsserver"
 )
@@ -30,6 +32,35 @@ func TestServerProcess(t *testing.T) {
 		_, stderr, err := exectest.Run(t, bin, time.Minute, env)
 		if err == nil || !strings.Contains(stderr, "-tokens") {
 			t.Errorf("err %v, stderr %q", err, stderr)
+		}
+	})
+
+	t.Run("refuses anonymous access on a reachable address", func(t *testing.T) {
+		_, stderr, err := exectest.Run(t, bin, time.Minute, env, "-anonymous", "-addr", "0.0.0.0:0")
+		if err == nil || !strings.Contains(stderr, "-allow-anonymous-remote") {
+			t.Errorf("err %v, stderr %q", err, stderr)
+		}
+	})
+
+	t.Run("binds to loopback without a host and keeps state in JetStream KV", func(t *testing.T) {
+		p := exectest.Start(t, bin, env, "-addr", ":0", "-anonymous", "-kv-bucket", "gw_cmd_test", "-discovery-window", "100ms")
+		line := p.WaitLine(t, "listening on ", time.Minute)
+		if !strings.Contains(line, "http://127.0.0.1:") {
+			t.Errorf("listening line %q, want a loopback address", line)
+		}
+		b, err := natsbus.Connect(natsbus.Config{URL: srv.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := b.JetStream().KeyValue(ctx, "gw_cmd_test"); err != nil {
+			t.Errorf("the gateway's key-value bucket: %v", err)
+		}
+		p.Signal(t, syscall.SIGTERM)
+		if err := p.Wait(t, time.Minute); err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.Stderr())
 		}
 	})
 
