@@ -24,7 +24,8 @@ func startGateway(t *testing.T, natsURL string) *gateway {
 	t.Helper()
 	p := startProc(t, "saap-gateway", "saap-gateway listening on", []string{"NATS_URL=" + natsURL, "NATS_ENDPOINT="},
 		filepath.Join(bins(t), "saap-gateway"),
-		"-addr", "127.0.0.1:0", "-anonymous", "-discovery-period", "1s", "-discovery-window", "300ms", "-timeout", "60s")
+		"-addr", "127.0.0.1:0", "-anonymous", "-discovery-period", "1s", "-discovery-window", "300ms", "-timeout", "60s",
+		"-burst", "100") // the limits stay on; the burst covers the discovery polls
 	line := p.waitReady(t)
 	i := strings.Index(line, "http://")
 	if i < 0 {
