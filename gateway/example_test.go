@@ -10,6 +10,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/topic"
@@ -77,4 +78,40 @@ func Example() {
 	// Output:
 	// 200 OK StopEvent
 	// 404 Not Found {"detail":"unknown agent class \"NoSuchAgent\"","field":"agent_class"}
+}
+
+// A gateway for production: thread membership and HITL questions in a
+// JetStream key-value bucket on the agents' NATS server (so restarts and
+// replicas keep them), and a server with timeouts and a connection cap.
+func ExampleNewKVStore() {
+	ctx := context.Background()
+	b, err := natsbus.Connect(natsbus.Config{URL: "nats://127.0.0.1:4222"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	store, err := gateway.NewKVStore(ctx, b.JetStream(), gateway.KVConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	gw, err := gateway.New(gateway.Config{
+		Bus:     b,
+		Auth:    gateway.TokenFunc(verifyToken),
+		Threads: store, // also its Questions
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	go func() { _ = gw.Run(ctx) }() // discovery and the question watch
+	srv := gateway.NewServer(gw, gateway.ServerConfig{MaxConns: 4096})
+	srv.Addr = "127.0.0.1:8080"
+	_ = srv.ListenAndServe()
+}
+
+// verifyToken stands for a real token verifier (OIDC introspection, ...).
+func verifyToken(_ context.Context, token string) (*event.UserIdentity, error) {
+	return nil, fmt.Errorf("%w: token verification not configured", gateway.ErrUnauthenticated)
 }

@@ -87,6 +87,9 @@ type Questions interface {
 
 // MemoryQuestions is the in-memory Questions store. Its state lives as long
 // as the process; the zero value is not usable, call NewMemoryQuestions.
+// It keeps at most memoryLimit closed questions and ended runs: beyond that
+// it forgets them (an answer to a forgotten closed question gets 404, not
+// 409).
 type MemoryQuestions struct {
 	mu    sync.Mutex
 	qs    map[string]Question
@@ -103,11 +106,22 @@ func (m *MemoryQuestions) Ask(_ context.Context, q Question) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.qs[q.EventID]; !ok {
+		if len(m.qs) >= memoryLimit {
+			for id, x := range m.qs {
+				if x.State != QuestionOpen {
+					delete(m.qs, id)
+				}
+			}
+		}
 		q.State = QuestionOpen
 		m.qs[q.EventID] = q
 	}
 	return nil
 }
+
+// memoryLimit bounds the closed questions and ended runs MemoryQuestions
+// keeps.
+const memoryLimit = 1 << 16
 
 // Question implements Questions.
 func (m *MemoryQuestions) Question(_ context.Context, eventID string) (Question, bool, error) {
@@ -137,6 +151,9 @@ func (m *MemoryQuestions) Settle(_ context.Context, eventID string, from, to Que
 func (m *MemoryQuestions) EndRun(_ context.Context, thread, class, run string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(m.ended) >= memoryLimit {
+		clear(m.ended)
+	}
 	m.ended[[3]string{thread, class, run}] = true
 	return nil
 }

@@ -271,6 +271,41 @@ func TestKVStoreAcrossGateways(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Errorf("answer on another replica: status %d, want 409", resp.StatusCode)
 	}
+
+	// Two replicas answering one question at once: exactly one answer
+	// reaches the agent.
+	agent.wait(t, ctxTimeout(t)) // the answer above
+	resp = post(t, restarted, tokenAlice, blockPath, `{"messages":[{"role":"user","content":"ask"}]}`)
+	thread, req = resp.Header.Get("X-Thread-Id"), decodeJSON(t, resp.Body)
+	agent.wait(t, ctxTimeout(t))
+	statuses := make([]int, 2)
+	var wg sync.WaitGroup
+	for i, srv := range []*httptest.Server{restarted, other} {
+		body := answerBody(t, req, fmt.Sprint("answer", i), nil)
+		wg.Go(func() {
+			r, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+answerPath+"?thread_id="+thread, strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+tokenAlice)
+			resp, err := srv.Client().Do(r)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	slices.Sort(statuses)
+	if statuses[0] != http.StatusOK || statuses[1] != http.StatusConflict {
+		t.Errorf("concurrent answers: statuses %v, want one 200 and one 409", statuses)
+	}
+	got := agent.wait(t, ctxTimeout(t))
+	if got.subject.Name != "HumanInTheLoopInputResponseEvent" {
+		t.Errorf("agent got %s", got.subject.Name)
+	}
+	if n := len(agent.got); n != 0 {
+		t.Errorf("%d more events reached the agent", n)
+	}
 }
 
 // TestKVStoreCreateRace: replicas racing to create one thread give it one
