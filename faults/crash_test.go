@@ -1,0 +1,127 @@
+package faults
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Exit statuses of faultagent.
+const (
+	exitPoison   = 3
+	exitAfterPub = 4
+)
+
+// TestPoisonEvent runs an agent that exits in the middle of a step every
+// time one event is delivered (a poison event), under a supervisor that
+// restarts it. The run must end with an ExceptionEvent and a dead letter
+// once the delivery budget is spent, instead of crash-looping or vanishing;
+// the other runs must complete.
+func TestPoisonEvent(t *testing.T) {
+	const maxDeliver = 3
+	others := size(20, 100)
+	e := newEnv(t, natsOpts{})
+	a := startAgent(t, "agent", e.agentEnv("FAULT_MAX_DELIVER="+strconv.Itoa(maxDeliver))...)
+
+	poison := e.newRun()
+	e.start(poison, "poison")
+	for range others {
+		e.start(e.newRun(), "hello")
+	}
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
+	r.log(t, "poison-event")
+	r.assertInvariants(t)
+
+	if got := r.outcome[poison.Run]; got != "exception" {
+		t.Errorf("poison run: %s, want an ExceptionEvent", got)
+	}
+	if len(r.deadletters[poison.Run]) == 0 {
+		t.Errorf("poison run: no dead letter")
+	}
+	if r.Completed != others {
+		t.Errorf("%d of the %d other runs completed, want all", r.Completed, others)
+	}
+	crashes := 0
+	for _, c := range a.exited() {
+		if c == exitPoison {
+			crashes++
+		}
+	}
+	if crashes == 0 || crashes > maxDeliver {
+		t.Errorf("the agent crashed %d times on the poison event, want 1..%d (max deliveries)", crashes, maxDeliver)
+	}
+	t.Logf("poison crashes=%d dead letters of the run: %v", crashes, r.deadletters[poison.Run])
+}
+
+// TestDownPastDuplicateWindow kills the agent right after it published a
+// step's output and before it recorded the step as done, and keeps it down
+// longer than the stream's duplicate window. When it comes back the step
+// runs again; its output must not be stored a second time.
+func TestDownPastDuplicateWindow(t *testing.T) {
+	const window = 2 * time.Second
+	others := size(10, 50)
+	e := newEnv(t, natsOpts{})
+	e.ensureStream(window)
+	// Down for two windows and a second: the server forgets msg ids on a
+	// timer, so an id can outlive the window by up to one more window.
+	victim := e.newRun()
+	a := startAgentDelay(t, "agent", 2*window+time.Second, e.agentEnv("FAULT_EXIT_RUN="+victim.Run)...)
+
+	e.start(victim, "hello")
+	for range others {
+		e.start(e.newRun(), "hello")
+	}
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
+	r.log(t, fmt.Sprintf("down-past-duplicate-window(%s)", window))
+	r.assertInvariants(t)
+	if !slices.Contains(a.exited(), exitAfterPub) {
+		t.Fatalf("the agent never exited after publishing (exits %v): the crash point was not reached", a.exited())
+	}
+	if got := r.outcome[victim.Run]; got != "completed" {
+		t.Errorf("the run the agent crashed in: %s, want completed", got)
+	}
+	if r.Completed != others+1 {
+		t.Errorf("%d of %d runs completed, want all", r.Completed, others+1)
+	}
+	if r.effects[victim.Run] != 1 {
+		t.Errorf("the crashed step's side effect happened %d times, want 1", r.effects[victim.Run])
+	}
+}
+
+// TestOutputOverMaxPayload has a step return an output larger than the
+// server's max payload. Retrying cannot help: the run must end with an
+// ExceptionEvent and a dead letter at once, the step must run once, and the
+// agent's connection must stay up (the oversize message never reaches the
+// server).
+func TestOutputOverMaxPayload(t *testing.T) {
+	const maxPayload = 32 * 1024
+	others := size(10, 50)
+	e := newEnv(t, natsOpts{maxPayload: maxPayload})
+	a := startAgent(t, "agent", e.agentEnv()...)
+
+	big := e.newRun()
+	e.start(big, "big:"+strconv.Itoa(2*maxPayload))
+	for range others {
+		e.start(e.newRun(), "hello")
+	}
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
+	r.log(t, "output-over-max-payload")
+	r.assertInvariants(t)
+	if got := r.outcome[big.Run]; got != "exception" {
+		t.Errorf("the run with the oversize output: %s, want an ExceptionEvent", got)
+	}
+	if len(r.deadletters[big.Run]) == 0 {
+		t.Errorf("the run with the oversize output left no dead letter")
+	}
+	if r.effects[big.Run] != 1 || r.reruns[big.Run] != 0 {
+		t.Errorf("the step with the oversize output ran %d times, want once", r.effects[big.Run]+r.reruns[big.Run])
+	}
+	if r.Completed != others {
+		t.Errorf("%d of the %d other runs completed, want all", r.Completed, others)
+	}
+	if ex := a.exited(); len(ex) > 0 {
+		t.Errorf("the agent exited (%v)", ex)
+	}
+}
