@@ -409,7 +409,7 @@ func TestSubjectLineLimit(t *testing.T) {
 	dl := bus.DefaultDeadLetters()
 	orig := "agent.C." + strings.Repeat("i", 4000) + ".t.d.r.control_event.E.e"
 	letter, _ := dl.Letter(&bus.Msg{Subject: orig, Data: []byte("{}")}, "s", 1, 1, "why")
-	if letter.Subject != "deadletter."+bus.TooLongSubject {
+	if letter.Subject != "deadletter.agent.C."+bus.TooLongSubject {
 		t.Fatalf("dead letter of an over-long subject goes to %.40q", letter.Subject)
 	}
 	if err := bus.CheckMsg(letter, 0); err != nil {

@@ -42,14 +42,21 @@ func (d DeadLetters) orDefault() DeadLetters {
 
 // Subject returns the dead-letter subject for a message from original. An
 // original so long that the prefixed subject could not be published
-// (MaxWireSubjectLen) is replaced by the token TooLongSubject; the dead
-// letter's Saap-Deadletter-Subject header still holds it whole.
+// (MaxWireSubjectLen) keeps its first two tokens (agent.<Class>, so per-class
+// permissions and filters still apply) followed by the token TooLongSubject;
+// the dead letter's Saap-Deadletter-Subject header still holds it whole.
 func (d DeadLetters) Subject(original string) string {
-	s := d.orDefault().Prefix + "." + original
-	if len(s) > MaxWireSubjectLen {
-		return d.orDefault().Prefix + "." + TooLongSubject
+	prefix := d.orDefault().Prefix
+	s := prefix + "." + original
+	if len(s) <= MaxWireSubjectLen {
+		return s
 	}
-	return s
+	if t := strings.SplitN(original, ".", 3); len(t) == 3 {
+		if s := prefix + "." + t[0] + "." + t[1] + "." + TooLongSubject; len(s) <= MaxWireSubjectLen {
+			return s
+		}
+	}
+	return prefix + "." + TooLongSubject
 }
 
 // TooLongSubject stands for the original subject in the subject of a dead

@@ -257,6 +257,12 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: %q is not a control event of agent class %s", m.Subject, e.class))
 		return
 	}
+	// A run whose ids leave no room for its ExceptionEvent's subject could
+	// not even be ended: refuse it before any step runs.
+	if n := len(m.Subject) - len(t.Name) - len(t.EventID) + len("ExceptionEvent") + 24; n > topic.MaxSubjectLen {
+		e.deadLetter(ctx, d, fmt.Sprintf("dispatch: the run's ids are too long: its subjects would be %d bytes, over the limit of %d", n, topic.MaxSubjectLen))
+		return
+	}
 	ev, err := event.Unmarshal(m.Data)
 	if err != nil {
 		// The run cannot go on without it: end it rather than leave it
@@ -284,9 +290,13 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 			event.Name(ev), ev.EventBase().EventID, n, e.budget, e.maxDeliver), "the agent could not handle this request and gave up")
 		return
 	}
+	var ended *endedError
 	if err = e.process(ctx, t, ev, d.Seq(), d); errors.Is(err, ErrRefused) {
 		// Not the run's event: nothing is published into the run it names.
 		e.deadLetter(ctx, d, err.Error())
+		return
+	} else if errors.As(err, &ended) {
+		e.deadLetter(ctx, d, ended.reason)
 		return
 	} else if err != nil {
 		e.failed(ctx, t, ev, d, err)

@@ -154,14 +154,15 @@ func TestTransientStoreFailureNaks(t *testing.T) {
 
 // recorder is a Delivery that records how it was settled.
 type recorder struct {
-	msg     bus.Msg
-	settled string
-	reason  string
+	msg       bus.Msg
+	settled   string
+	reason    string
+	delivered uint64 // 0: the first delivery
 }
 
 func (d *recorder) Msg() *bus.Msg             { return &d.msg }
 func (d *recorder) Seq() uint64               { return 1 }
-func (d *recorder) NumDelivered() uint64      { return 1 }
+func (d *recorder) NumDelivered() uint64      { return max(d.delivered, 1) }
 func (d *recorder) Ack(context.Context) error { d.settled = "ack"; return nil }
 func (d *recorder) Nak(time.Duration) error   { d.settled = "nak"; return nil }
 func (d *recorder) InProgress() error         { return nil }

@@ -37,6 +37,14 @@ func IsPermanent(err error) bool {
 	return false
 }
 
+// endedError reports that handling an event ended its run with an
+// ExceptionEvent for a reason no retry can fix (a step's output that cannot
+// be published): the event is dead-lettered with the reason, and no second
+// ExceptionEvent is published.
+type endedError struct{ reason string }
+
+func (e *endedError) Error() string { return e.reason }
+
 // DefaultOutageBudget is how long, counted in the retry delays the engine
 // asks for, a transient failure is retried before the run is ended.
 const DefaultOutageBudget = 10 * time.Minute
@@ -56,13 +64,16 @@ func WithOutageBudget(d time.Duration) Option { return func(e *Engine) { e.budge
 func WithMaxDeliver(n int) Option { return func(e *Engine) { e.maxDeliver = n } }
 
 // lastDelivery is the delivery count at which a failing event is given up:
-// the first count whose retry delays so far exhaust the budget, or the
-// consumer's MaxDeliver if that comes first.
+// the first count whose retry delays so far exhaust the budget, or the one
+// before the consumer's MaxDeliver if that comes first. The server's last
+// delivery is kept for giving up: a process that crashes while handling an
+// event (a crash loop) settles nothing, so only a later delivery can end
+// the run visibly, and the server sends none after MaxDeliver.
 func (e *Engine) lastDelivery() uint64 {
 	var spent time.Duration
 	n := uint64(1)
 	for ; n < 1<<20; n++ {
-		if e.maxDeliver > 0 && n >= uint64(e.maxDeliver) {
+		if e.maxDeliver > 1 && n >= uint64(e.maxDeliver-1) {
 			break
 		}
 		d := e.backoff(n)

@@ -107,18 +107,40 @@ func TestOutageBudgetEndsTheRun(t *testing.T) {
 	}
 }
 
-// MaxDeliver given to the engine is honoured before the budget: the last
+// MaxDeliver given to the engine is honoured before the budget: the event
+// is tried MaxDeliver-1 times, and the try before the server's last
 // delivery gives up itself instead of leaving it to the server.
-func TestMaxDeliverGivesUpAtTheLastDelivery(t *testing.T) {
+func TestMaxDeliverGivesUpBeforeTheLastDelivery(t *testing.T) {
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
 	st := &downStore{MemoryStore: dispatch.NewMemoryStore(), err: errFlaky}
 	h := agenttest.New(t, partial(t, "MaxDel", s), agenttest.WithStore(st),
-		agenttest.WithEngineOptions(dispatch.WithMaxDeliver(2)))
+		agenttest.WithEngineOptions(dispatch.WithMaxDeliver(3)))
 	res := h.Start(&In{})
+	agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
 	h.Advance(time.Second)
 	agenttest.Equal(t, st.claims, 2)
 	agenttest.Equal(t, res.Count("ExceptionEvent"), 1)
 	agenttest.Equal(t, len(deadLetters(t, h)), 1)
+}
+
+// A process that dies while handling an event settles nothing. The
+// server's last delivery is kept for that case: it ends the run without
+// running the event again.
+func TestCrashLoopGivesUpAtTheLastDelivery(t *testing.T) {
+	runs := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { runs++; return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "CrashLoop", s), agenttest.WithEngineOptions(dispatch.WithMaxDeliver(3)))
+	subject := "agent.CrashLoop.a.t.d.r1.control_event.In.e1"
+	data, err := event.Marshal(event.Stamp(&In{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}, delivered: 3}
+	h.Engine().Handle(t.Context(), d)
+	h.Settle()
+	if runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "delivered 3 times") {
+		t.Fatalf("runs %d, settled %s (%q): want no run and a dead letter", runs, d.settled, d.reason)
+	}
 }
 
 // A permanent failure is not retried: the first delivery ends the run and
@@ -310,5 +332,25 @@ func TestCancelledHandlingIsHandedBack(t *testing.T) {
 	}
 	if letters := deadLetters(t, h); len(letters) != 0 {
 		t.Fatalf("dead-lettered on shutdown: %v", letters)
+	}
+}
+
+// A trigger whose ids leave no room for the run's ExceptionEvent subject is
+// dead-lettered before any step runs: the run could not even be ended.
+func TestTooLongIDsRefusedBeforeAnyStep(t *testing.T) {
+	runs := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { runs++; return &Out{}, nil }, step.Name("s"))
+	h := agenttest.New(t, partial(t, "LongIDs", s))
+	thread := strings.Repeat("t", topic.MaxSubjectLen-60)
+	subject := "agent.LongIDs.a." + thread + ".d.r1.control_event.In.e1"
+	data, err := event.Marshal(event.Stamp(&In{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}}
+	h.Engine().Handle(t.Context(), d)
+	h.Settle()
+	if runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "too long") {
+		t.Fatalf("runs %d, settled %s (%q): want no run and a dead letter", runs, d.settled, d.reason)
 	}
 }

@@ -220,6 +220,15 @@ func TestOversizeOutputFailsTheStep(t *testing.T) {
 	if msg := ev.(*event.ExceptionEvent).Message; !strings.Contains(msg, "max_payload of 4096") {
 		t.Fatalf("exception %q does not name the limit", msg)
 	}
+	// The trigger is dead-lettered with the reason: the failure is visible
+	// where operators look, not only in the run.
+	dl, err := mb.NextMsg(ctx, bus.DefaultDeadLetters().Stream, "", 1)
+	if err != nil {
+		t.Fatalf("no dead letter: %v", err)
+	}
+	if r := dl.Header.Get(bus.HeaderDeadLetterReason); !strings.Contains(r, "cannot be published") || !strings.Contains(dl.Header.Get(bus.HeaderDeadLetterSubject), "control_event.Question.") {
+		t.Fatalf("dead letter %q of %q, want the trigger with the reason", r, dl.Header.Get(bus.HeaderDeadLetterSubject))
+	}
 }
 
 // Big is an output that can be made larger than a message.

@@ -530,6 +530,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	var evs []event.Event
 	var kept []json.RawMessage
+	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
 		now := e.now().UnixNano()
 		evs = make([]event.Event, 0, len(outs))
@@ -546,6 +547,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 				// what the agent's author needs to see.
 				msg := fmt.Sprintf("step %s: output %s cannot be published: %v", s.Name(), event.Name(o), err)
 				callErr = step.WithUserMessage(fmt.Errorf("step %s: output %s cannot be published: %w", s.Name(), event.Name(o), err), msg)
+				unpublishable = true
 				break
 			}
 			evs, kept = append(evs, o), append(kept, data)
@@ -557,7 +559,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		x.Err = callErr
 		e.observer.Executed(x)
 		outcome = Outcome{Failed: true, Message: callErr.Error()}
-		if s.StopOnError() || invalid != nil {
+		if s.StopOnError() || unpublishable {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
 			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
 			exc.EventID = ref
@@ -598,7 +600,13 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if callErr == nil {
 		e.observer.Executed(x)
 	}
-	return e.complete(ctx, run, s.Name(), p.b.key, outcome)
+	if err := e.complete(ctx, run, s.Name(), p.b.key, outcome); err != nil {
+		return err
+	}
+	if unpublishable {
+		return &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
+	}
+	return nil
 }
 
 // republish publishes the outputs kept with a claim whose step ran but whose

@@ -20,10 +20,12 @@ const (
 // once the delivery budget is spent, instead of crash-looping or vanishing;
 // the other runs must complete.
 func TestPoisonEvent(t *testing.T) {
-	const maxDeliver = 3
+	// Retry delays of 1, 2 and 4 s fit a 7 s budget, 8 s more would not:
+	// the event is tried 4 times, and the 5th delivery gives up.
+	const budget, tries = "7s", 4
 	others := size(20, 100)
 	e := newEnv(t, natsOpts{})
-	a := startAgent(t, "agent", e.agentEnv("FAULT_MAX_DELIVER="+strconv.Itoa(maxDeliver))...)
+	a := startAgent(t, "agent", e.agentEnv("FAULT_OUTAGE_BUDGET="+budget)...)
 
 	poison := e.newRun()
 	e.start(poison, "poison")
@@ -49,8 +51,8 @@ func TestPoisonEvent(t *testing.T) {
 			crashes++
 		}
 	}
-	if crashes == 0 || crashes > maxDeliver {
-		t.Errorf("the agent crashed %d times on the poison event, want 1..%d (max deliveries)", crashes, maxDeliver)
+	if crashes == 0 || crashes > tries {
+		t.Errorf("the agent crashed %d times on the poison event, want 1..%d (the tries the budget allows)", crashes, tries)
 	}
 	t.Logf("poison crashes=%d dead letters of the run: %v", crashes, r.deadletters[poison.Run])
 }

@@ -58,6 +58,7 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"$KV.saap_state_threads.t." + class + ".>",
 		// Discovery answers and configuration requests.
 		"class_discovery.agent." + class + ".*.response.*",
+		"class_discovery.agent." + class + ".*.announce.*",
 		"aihub.rpc.config.agent." + class + ".*",
 	}
 	sub = []string{

@@ -16,7 +16,8 @@
 //	FAULT_EFFECTS_DIR    where side effects are recorded, one file each (required)
 //	FAULT_REDIS_URL      keep run state in Redis instead of JetStream KV
 //	FAULT_ACK_WAIT       the runner consumer's AckWait (default 2s)
-//	FAULT_MAX_DELIVER    deliveries before a control event is given up (default 5)
+//	FAULT_MAX_DELIVER    the runner consumer's MaxDeliver (default: the runner's, unlimited)
+//	FAULT_OUTAGE_BUDGET  the runner's outage budget (default: the runner's, 10 minutes)
 //	FAULT_DISCOVERABLE   "1": answer the gateway's class discovery
 //	FAULT_EXIT_RUN       exit at once after publishing Work's output of this
 //	                     run, before the claim's completion is recorded (once:
@@ -89,12 +90,17 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "faultagent:", err)
 		return 2
 	}
-	maxDeliver := 5
+	maxDeliver := agent.DefaultMaxDeliver
 	if v := os.Getenv("FAULT_MAX_DELIVER"); v != "" {
 		if maxDeliver, err = strconv.Atoi(v); err != nil {
 			fmt.Fprintln(os.Stderr, "faultagent: FAULT_MAX_DELIVER:", err)
 			return 2
 		}
+	}
+	budget, err := durationEnv("FAULT_OUTAGE_BUDGET", agent.DefaultOutageBudget)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faultagent:", err)
+		return 2
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []agent.Option{
@@ -102,6 +108,7 @@ func run() int {
 		agent.Discoverable(os.Getenv("FAULT_DISCOVERABLE") == "1"),
 		agent.WithAckWait(ackWait),
 		agent.WithMaxDeliver(maxDeliver),
+		agent.OutageBudget(budget),
 		agent.WithShutdownTimeout(5 * time.Second),
 		agent.WithLogger(log),
 		agent.WithReady(func(agent.Info) { fmt.Println("FAULTAGENT_READY") }),
