@@ -228,13 +228,15 @@ func WithAckWait(d time.Duration) Option {
 }
 
 // WithMaxDeliver sets how often a control event is delivered before it is
-// given up (default: no limit; the outage budget decides). The runner gives
-// up at the last delivery itself, ending the run with an ExceptionEvent and
-// dead-lettering the event.
+// given up (default -1: no limit; the outage budget decides). The runner
+// tries the event at most n-1 times and keeps the server's last delivery
+// for giving up itself, ending the run with an ExceptionEvent and
+// dead-lettering the event, so that a process that crashes on an event
+// every time cannot make it vanish. n must be at least 2, or -1.
 func WithMaxDeliver(n int) Option {
 	return func(o *options) error {
-		if n <= 0 {
-			return fmt.Errorf("agent: WithMaxDeliver: %d is not positive", n)
+		if n != -1 && n < 2 {
+			return fmt.Errorf("agent: WithMaxDeliver: %d must be at least 2 (one try and the delivery that gives up), or -1 for no limit", n)
 		}
 		o.maxDeliver = n
 		return nil
