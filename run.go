@@ -324,7 +324,7 @@ func (s *server) handle(d bus.Delivery) {
 		return
 	}
 	s.inflight.Add(1)
-	go func() {
+	run := func() {
 		defer func() {
 			<-s.sem
 			s.inflight.Done()
@@ -336,7 +336,16 @@ func (s *server) handle(d bus.Delivery) {
 			// short. Hand it back so that another delivery retries it.
 			s.handBack(d)
 		}
-	}()
+	}
+	if d.NumDelivered() > 1 {
+		// A redelivery may be the event that made the process die: it is
+		// handled before the bus hands over the next event, so a crash
+		// cuts short no other redelivery's handling and the engine can
+		// tell the poison event from the ones that came back beside it.
+		run()
+		return
+	}
+	go run()
 }
 
 func (s *server) handBack(d bus.Delivery) {

@@ -290,6 +290,19 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 			event.Name(ev), ev.EventBase().EventID, n, e.budget, e.maxDeliver), "the agent could not handle this request and gave up")
 		return
 	}
+	if d.NumDelivered() > 1 {
+		crashed, done, aerr := e.attempt(ctx, t)
+		if aerr != nil {
+			e.failed(ctx, t, ev, d, aerr)
+			return
+		}
+		if crashed > crashLoopLimit {
+			e.giveUp(ctx, t, ev, d, fmt.Sprintf("dispatch: %s %s: the handling was cut short %d times (the process died or lost the event while handling it)",
+				event.Name(ev), ev.EventBase().EventID, crashed-1), "the agent could not handle this request and gave up")
+			return
+		}
+		defer done()
+	}
 	var ended *endedError
 	if err = e.process(ctx, t, ev, d.Seq(), d); errors.Is(err, ErrRefused) {
 		// Not the run's event: nothing is published into the run it names.

@@ -45,6 +45,37 @@ type endedError struct{ reason string }
 
 func (e *endedError) Error() string { return e.reason }
 
+// crashLoopLimit is how many handlings of a redelivered event may be cut
+// short (the process died during them) before the event is given up.
+const crashLoopLimit = 2
+
+// keyAttempt prefixes the run-context key that counts the handlings of a
+// redelivered event that have begun and not ended.
+const keyAttempt = "_attempt."
+
+// attempt records that the handling of a redelivered event begins, and
+// returns how many begun handlings of it have not ended, this one
+// included, and done, which records that this one ended (whatever its
+// outcome). Only redeliveries pay for it: a first delivery that kills the
+// process is recorded by the server's delivery count, and its redelivery
+// starts the count. An event whose handlings keep dying with the process
+// (a crash loop) is given up after crashLoopLimit of them; events that
+// were only in flight beside it were not handling when it died, since the
+// runner handles redeliveries one at a time.
+func (e *Engine) attempt(ctx context.Context, t topic.Agent) (int64, func(), error) {
+	sc := RunKey{Class: e.class, Run: t.Run}.RunContext()
+	key := keyAttempt + t.EventID
+	n, err := e.store.Incr(ctx, sc, key, 1)
+	if err != nil {
+		return 0, nil, fmt.Errorf("dispatch: record the handling of a redelivered event: %w", err)
+	}
+	return n, func() {
+		if err := e.store.Delete(context.WithoutCancel(ctx), sc, key); err != nil {
+			e.log.WarnContext(ctx, "dispatch: the end of a redelivered event's handling could not be recorded", "run_id", t.Run, "error", err)
+		}
+	}, nil
+}
+
 // DefaultOutageBudget is how long, counted in the retry delays the engine
 // asks for, a transient failure is retried before the run is ended.
 const DefaultOutageBudget = 10 * time.Minute

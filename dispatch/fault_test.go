@@ -354,3 +354,42 @@ func TestTooLongIDsRefusedBeforeAnyStep(t *testing.T) {
 		t.Fatalf("runs %d, settled %s (%q): want no run and a dead letter", runs, d.settled, d.reason)
 	}
 }
+
+// Handlings of a redelivered event that began and never ended (the process
+// died in them) are counted in the run's state; past the limit the event
+// is given up before it runs again, while an event whose redelivery ends
+// normally clears its count.
+func TestCrashLoopGivenUpByItsCutShortHandlings(t *testing.T) {
+	runs := 0
+	s := step.New(func(ctx step.Context, in *In) (*Out, error) { runs++; return &Out{}, nil }, step.Name("s"))
+	st := dispatch.NewMemoryStore()
+	h := agenttest.New(t, partial(t, "Cut2", s), agenttest.WithStore(st))
+	run := dispatch.RunKey{Class: "Cut2", Run: "r1"}.RunContext()
+	data, err := event.Marshal(event.Stamp(&In{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(id string, n uint64) *recorder {
+		d := &recorder{msg: bus.Msg{Subject: "agent.Cut2.a.t.d.r1.control_event.In." + id, Data: data}, delivered: n}
+		h.Engine().Handle(t.Context(), d)
+		h.Settle()
+		return d
+	}
+	// Two handlings of e1 were cut short.
+	for range 2 {
+		if _, err := st.Incr(t.Context(), run, "_attempt.e1", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := deliver("e1", 3); runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "cut short 2 times") {
+		t.Fatalf("runs %d, settled %s (%q): want the crash loop given up", runs, d.settled, d.reason)
+	}
+	// A redelivery that ends clears its count.
+	h2 := agenttest.New(t, partial(t, "Cut3", s), agenttest.WithStore(st))
+	d := &recorder{msg: bus.Msg{Subject: "agent.Cut3.a.t.d.r2.control_event.In.e2", Data: data}, delivered: 2}
+	h2.Engine().Handle(t.Context(), d)
+	h2.Settle()
+	if _, ok, _ := st.Get(t.Context(), dispatch.RunKey{Class: "Cut3", Run: "r2"}.RunContext(), "_attempt.e2"); ok || d.settled == "deadletter" {
+		t.Fatalf("settled %s; the ended handling's count must be gone", d.settled)
+	}
+}

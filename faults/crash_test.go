@@ -20,9 +20,11 @@ const (
 // once the delivery budget is spent, instead of crash-looping or vanishing;
 // the other runs must complete.
 func TestPoisonEvent(t *testing.T) {
-	// Retry delays of 1, 2 and 4 s fit a 7 s budget, 8 s more would not:
-	// the event is tried 4 times, and the 5th delivery gives up.
-	const budget, tries = "7s", 4
+	// The first delivery dies with the process; its redeliveries are
+	// handled one at a time and counted, and after two more deaths the
+	// event is given up. The budget leaves room for the innocent events
+	// that were delivered beside it each time.
+	const budget, tries = "60s", 3
 	others := size(20, 100)
 	e := newEnv(t, natsOpts{})
 	a := startAgent(t, "agent", e.agentEnv("FAULT_OUTAGE_BUDGET="+budget)...)
