@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -234,7 +235,7 @@ func formField(f fieldInfo, ft formTag, prefix string, value any) (object, error
 		}
 	}
 	if input == "select" && len(ft.options) == 0 {
-		return nil, fmt.Errorf("input=select needs options=a|b|...")
+		return nil, errors.New("input=select needs options, e.g. options=a|b")
 	}
 	label := any(ft.label)
 	if ft.label == "" {

@@ -69,7 +69,7 @@ func (s errSpan) RecordError(err error, opts ...trace.EventOption) {
 	defer s.t.mu.Unlock()
 	s.t.errs = append(s.t.errs, err)
 	for _, kv := range cfg.Attributes() {
-		s.t.attrs[string(kv.Key)] = kv.Value.Emit()
+		s.t.attrs[string(kv.Key)] = kv.Value.String()
 	}
 }
 
