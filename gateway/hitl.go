@@ -126,7 +126,7 @@ func (g *Gateway) answerable(ctx context.Context, q Question) error {
 // reaches the agent. It returns the question's id for release, or "" when d
 // is no HITL response.
 func (g *Gateway) claim(ctx context.Context, d *delivery) (string, error) {
-	if !event.IsHITLResponse(d.event) {
+	if !event.IsHITLResponse(d.event) && !event.IsBITLResponse(d.event) {
 		return "", nil
 	}
 	id := d.question
@@ -219,13 +219,21 @@ func (g *Gateway) observe(ctx context.Context, s *seen) {
 		if err := g.questions.Ask(ctx, q); err != nil {
 			g.log.Error("gateway: cannot record a HITL question", "question", q.EventID, "err", err)
 		}
+	case event.IsBITLRequest(s.event):
+		if q, ok := g.botQuestion(s); ok {
+			if err := g.questions.Ask(ctx, q); err != nil {
+				g.log.Error("gateway: cannot record a BITL question", "question", q.EventID, "err", err)
+			}
+		}
 	case event.IsStop(s.event), event.IsException(s.event):
 		if err := g.questions.EndRun(ctx, t.Thread, t.Class, t.Run); err != nil {
 			g.log.Error("gateway: cannot record the end of a run", "run", t.Run, "err", err)
 		}
-	case event.Has(s.event, "HumanInTheLoopTimeoutEvent"):
-		x, ok := as[event.HumanInTheLoopTimeoutEvent](s)
-		if !ok {
+	case event.IsTimeout(s.event):
+		var x struct {
+			RequestEventID string `json:"request_event_id"`
+		}
+		if json.Unmarshal(s.raw, &x) != nil || x.RequestEventID == "" {
 			return
 		}
 		if _, err := g.questions.Settle(ctx, x.RequestEventID, QuestionOpen, QuestionExpired); err != nil &&
