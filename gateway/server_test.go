@@ -439,6 +439,21 @@ func TestStores(t *testing.T) {
 			if ended, _ := s.RunEnded(ctx, thread, "B", "r"); ended {
 				t.Error("EndRun of class A ended class B's run")
 			}
+
+			// The thread's latest input or chat question, for the chat flow.
+			tq := s.(gateway.ThreadQuestions)
+			if _, ok, err := tq.LastChatQuestion(ctx, thread); ok || err != nil {
+				t.Errorf("LastChatQuestion before any input question: %v %v", ok, err)
+			}
+			for i, typ := range []string{"input", "confirmation", "chat", "confirmation"} {
+				q := gateway.Question{EventID: fmt.Sprintf("c%d", i), Thread: thread, HITLType: typ, Request: []byte(`{}`)}
+				if err := s.Ask(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, ok, err := tq.LastChatQuestion(ctx, thread); !ok || err != nil || got.EventID != "c2" || got.State != gateway.QuestionOpen {
+				t.Errorf("LastChatQuestion = %+v %v %v, want the open chat question c2", got, ok, err)
+			}
 		})
 	}
 }
