@@ -591,6 +591,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		if err != nil {
 			return err
 		}
+		if ok && event.Has(o, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, o)
+		}
 		if ok && e.observed && callErr == nil {
 			x.Outputs = append(x.Outputs, o.EventBase().EventID)
 		}
@@ -623,6 +626,9 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 		ok, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
 		if err != nil {
 			return err
+		}
+		if ok && event.Has(ev, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, ev)
 		}
 		if ok && e.observed && !o.Failed {
 			x.Outputs = append(x.Outputs, ev.EventBase().EventID)
