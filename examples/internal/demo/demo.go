@@ -195,6 +195,9 @@ type Result struct {
 	// Stream lists the _event_name of every event the client received on
 	// the gateway's stream, in order.
 	Stream []string
+	// Thread and Display are the ids the request ran in; an answer to a
+	// question the run asked goes to the same thread.
+	Thread, Display string
 }
 
 // Ask sends body as startEvent to instance id of the class through the
@@ -202,11 +205,22 @@ type Result struct {
 // crosses the bus (subject, event name, content), and returns when the
 // stream ended.
 func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result, error) {
+	return e.post(ctx, id, startEvent, event.NewID(), event.NewID(), body)
+}
+
+// Answer answers the HITL question that ended asked (its Terminal event)
+// with response, through the gateway's endpoint for responseEvent, in the
+// question's thread, and follows the run as Ask does.
+func (e *Env) Answer(ctx context.Context, id, responseEvent string, asked *Result, response any) (*Result, error) {
+	body := map[string]any{"response": response, "request_event": asked.Terminal}
+	return e.post(ctx, id, responseEvent, asked.Thread, asked.Display, body)
+}
+
+func (e *Env) post(ctx context.Context, id, eventName, thread, display string, body any) (*Result, error) {
 	addr, err := e.listen(ctx)
 	if err != nil {
 		return nil, err
 	}
-	thread, display := event.NewID(), event.NewID()
 	p := &printer{out: e.out, events: map[string]int{}, terminal: make(chan struct{})}
 	pattern, err := topic.AgentPattern{Thread: thread, Display: display}.Subject()
 	if err != nil {
@@ -222,7 +236,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 	if err != nil {
 		return nil, err
 	}
-	url := fmt.Sprintf("http://%s/agents/%s/%s/%s/stream?thread_id=%s&display_id=%s", addr, e.Class, id, startEvent, thread, display)
+	url := fmt.Sprintf("http://%s/agents/%s/%s/%s/stream?thread_id=%s&display_id=%s", addr, e.Class, id, eventName, thread, display)
 	fmt.Fprintf(e.out, "POST %s\n     %s\n\n", strings.Replace(url, "?", "\n     ?", 1), data)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {
@@ -271,7 +285,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 		return nil, ctx.Err()
 	}
 	return &Result{Terminal: json.RawMessage(last), Name: event.Name(lastEvent), Answer: answerOf(lastEvent, []byte(last)),
-		Events: p.counts(), Stream: stream}, nil
+		Events: p.counts(), Stream: stream, Thread: thread, Display: display}, nil
 }
 
 // printer prints each event of the thread as one line.
