@@ -19,10 +19,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 )
 
@@ -49,10 +51,12 @@ func init() {
 }
 
 // ExpenseAgent approves claims up to Limit itself; above it a person must
-// confirm.
+// confirm within Wait, or the claim is escalated.
 type ExpenseAgent struct {
 	// Limit is the largest amount approved without asking.
 	Limit float64
+	// Wait is how long the approver has to answer.
+	Wait time.Duration
 }
 
 // Class is the agent class: the subject token and the gateway's route.
@@ -70,11 +74,13 @@ func (a *ExpenseAgent) Describe() agent.Description {
 	}
 }
 
-// Steps is the workflow: review the claim, then take the person's answer.
+// Steps is the workflow: review the claim, then take the person's answer
+// or, if none came in time, the timeout.
 func (a *ExpenseAgent) Steps() []*step.Step {
 	return []*step.Step{
 		step.New(a.Review, step.Emits((*ExpenseDecided)(nil), (*event.HumanInTheLoopConfirmationRequestEvent)(nil))),
 		step.New(a.Decide),
+		step.New(a.Escalate),
 	}
 }
 
@@ -89,13 +95,10 @@ func (a *ExpenseAgent) Review(_ step.Context, c *ExpenseClaim) (event.Event, err
 		return &ExpenseDecided{Decision: "approved",
 			Answer: fmt.Sprintf("approved automatically: CHF %.2f for %q is within the limit of CHF %.2f", c.Amount, c.Description, a.Limit)}, nil
 	}
-	q := &event.HumanInTheLoopConfirmationRequestEvent{}
-	q.Question = fmt.Sprintf("Approve CHF %.2f for %q? It is above the limit of CHF %.2f.", c.Amount, c.Description, a.Limit)
-	q.HITLType = event.HITLConfirmation
-	// As the reference's factories do: the answer's type; the runtime
-	// fills in the run's ids and the request's event id.
-	q.Topic = &event.Topic{EventType: event.Str("control_event"), EventName: event.Str("HumanInTheLoopConfirmationResponseEvent")}
-	return q, nil
+	// The runtime completes the question's topic (run ids, event id) and
+	// keeps its deadline durably: a restart in between loses nothing.
+	return hitl.Confirm(fmt.Sprintf("Approve CHF %.2f for %q? It is above the limit of CHF %.2f.", c.Amount, c.Description, a.Limit),
+		hitl.Timeout(a.Wait))
 }
 
 // Decide ends the run with the person's yes or no.
@@ -106,21 +109,35 @@ func (a *ExpenseAgent) Decide(_ step.Context, r *event.HumanInTheLoopConfirmatio
 	return &ExpenseDecided{Decision: "rejected", Answer: "rejected by the approver: " + r.RequestEvent.Question}, nil
 }
 
+// Escalate runs when nobody answered in time: the claim goes to finance
+// instead of waiting forever. An answer that comes later is refused.
+func (a *ExpenseAgent) Escalate(_ step.Context, t *event.HumanInTheLoopTimeoutEvent) (*ExpenseDecided, error) {
+	return &ExpenseDecided{Decision: "escalated",
+		Answer: fmt.Sprintf("escalated to finance: the approver did not answer within %gs", t.TimeoutSeconds)}, nil
+}
+
 func main() {
 	serve := flag.String("serve", "", "serve the gateway on this address (e.g. :8080, which binds to 127.0.0.1) until SIGINT/SIGTERM")
 	limit := flag.Float64("limit", 500, "the largest amount approved without asking, in CHF")
+	wait := flag.Duration("wait", 0, "how long the approver has to answer (default 2s, with -serve 10m)")
 	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
 	flag.Parse()
-	if err := run(*serve, *limit, *verbose); err != nil {
+	if *wait <= 0 {
+		*wait = 2 * time.Second
+		if *serve != "" {
+			*wait = 10 * time.Minute
+		}
+	}
+	if err := run(*serve, *limit, *wait, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "approval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(serve string, limit float64, verbose bool) error {
+func run(serve string, limit float64, wait time.Duration, verbose bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env, err := demo.Start(ctx, &ExpenseAgent{Limit: limit}, demo.Options{Verbose: verbose})
+	env, err := demo.Start(ctx, &ExpenseAgent{Limit: limit, Wait: wait}, demo.Options{Verbose: verbose})
 	if err != nil {
 		return err
 	}
@@ -160,8 +177,17 @@ func run(serve string, limit float64, verbose bool) error {
 			return err
 		}
 	}
-	fmt.Println("\n== 3. nobody answers: the wait times out and the claim is escalated (pending: needs the durable HITL timeouts)")
-	return nil
+	fmt.Printf("\n== 3. a claim above the limit that nobody answers: after %s the claim is escalated\n", wait)
+	asked, err := env.Ask(ctx, "demo", "ExpenseClaim", map[string]any{"description": "Conference trip", "amount": 2400})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("question: %s\n(nobody answers)\n\n", asked.Answer)
+	res, err = env.Follow(ctx, asked)
+	if err != nil {
+		return err
+	}
+	return expect(res, "escalated")
 }
 
 // expect prints the decision res ended with and checks it is want.

@@ -288,6 +288,37 @@ func (e *Env) post(ctx context.Context, id, eventName, thread, display string, b
 		Events: p.counts(), Stream: stream, Thread: thread, Display: display}, nil
 }
 
+// Follow prints the events of the thread and display asked ran in until
+// the next stop or exception there, and returns it: for a run that goes on
+// without the client, e.g. after a question timed out. It sees only what
+// is published after it subscribed.
+func (e *Env) Follow(ctx context.Context, asked *Result) (*Result, error) {
+	p := &printer{out: e.out, events: map[string]int{}, terminal: make(chan struct{}), ends: true}
+	pattern, err := topic.AgentPattern{Thread: asked.Thread, Display: asked.Display}.Subject()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := e.Bus.Subscribe(ctx, pattern, "", p.print)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	select {
+	case <-p.terminal:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	ev, err := event.Unmarshal(last)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Terminal: json.RawMessage(last), Name: event.Name(ev), Answer: answerOf(ev, last),
+		Events: p.counts(), Thread: asked.Thread, Display: asked.Display}, nil
+}
+
 // printer prints each event of the thread as one line.
 type printer struct {
 	mu       sync.Mutex
@@ -295,6 +326,8 @@ type printer struct {
 	events   map[string]int
 	terminal chan struct{}
 	done     bool
+	ends     bool   // only a stop or an exception is terminal
+	last     []byte // the terminal event
 }
 
 func (p *printer) print(m *bus.Msg) {
@@ -314,9 +347,9 @@ func (p *printer) print(m *bus.Msg) {
 	defer p.mu.Unlock()
 	p.events[t.Name]++
 	fmt.Fprintf(p.out, "%s %-34s %s\n        %s\n", kind, t.Name, contentOf(e, m.Data), m.Subject)
-	terminal := event.IsStop(e) || event.IsException(e) || event.IsHITLRequest(e)
+	terminal := event.IsStop(e) || event.IsException(e) || (event.IsHITLRequest(e) && !p.ends)
 	if terminal && t.Type == topic.Display && !p.done {
-		p.done = true
+		p.done, p.last = true, m.Data
 		close(p.terminal)
 	}
 }
