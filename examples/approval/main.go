@@ -143,6 +143,10 @@ func run(serve string, limit float64, wait time.Duration, verbose bool) error {
 	}
 	defer env.Close()
 	if serve != "" {
+		env.Try = []string{
+			`curl -s %[1]s/agents/ExpenseAgent/demo/ExpenseClaim -d '{"description":"Team dinner","amount":1200}' > question.json`,
+			`curl -s %[1]s/agents/ExpenseAgent/demo/HumanInTheLoopConfirmationResponseEvent -d "{\"response\":true,\"request_event\":$(cat question.json)}"`,
+		}
 		return env.Serve(ctx, serve)
 	}
 

@@ -58,6 +58,9 @@ type Env struct {
 	Class   string
 	Gateway *gateway.Gateway
 	Bus     *natsbus.Bus
+	// Try, if set, replaces the curl line Serve prints: each line is
+	// printed with the gateway's base URL for every %[1]s.
+	Try []string
 
 	out        io.Writer
 	runner     *agent.Runner
@@ -141,7 +144,14 @@ func (e *Env) Serve(ctx context.Context, addr string) error {
 		if id == "" {
 			id = "demo"
 		}
-		fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/%s/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class, id)
+		if len(e.Try) > 0 {
+			fmt.Fprintln(e.out, "try:")
+			for _, l := range e.Try {
+				fmt.Fprintf(e.out, "  "+l+"\n", base)
+			}
+		} else {
+			fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/%s/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class, id)
+		}
 		fmt.Fprintf(e.out, "stop with Ctrl-C\n")
 	})
 }
