@@ -82,12 +82,14 @@ func noQuestion(eventID, thread string) error {
 // can no longer be answered.
 func closedQuestion(q Question, ended bool) error {
 	msg := fmt.Sprintf("request_event: question %s was already answered", q.EventID)
+	// The question's own fate first: a timed-out question's run often
+	// ends right after, in a step that handles the timeout.
 	switch {
 	case q.State == QuestionAnswered:
-	case ended:
-		msg = fmt.Sprintf("request_event: question %s can no longer be answered: run %s of %s has ended", q.EventID, q.Run, q.Class)
 	case q.State == QuestionExpired:
 		msg = fmt.Sprintf("request_event: question %s timed out: the agent no longer waits for an answer", q.EventID)
+	case ended:
+		msg = fmt.Sprintf("request_event: question %s can no longer be answered: run %s of %s has ended", q.EventID, q.Run, q.Class)
 	}
 	return &requestError{status: http.StatusConflict, field: "request_event", msg: msg}
 }
