@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
 )
 
 // Bot carries a bot-in-the-loop question to a channel (Slack, Teams, a
@@ -27,6 +28,50 @@ type Bot interface {
 	// Ask delivers req, whose topic the agent's runtime has completed. An
 	// error means the channel did not take the question.
 	Ask(ctx context.Context, req *event.BotInTheLoopRequestEvent) error
+}
+
+// AskBot builds a BotInTheLoopRequestEvent asking user question on a bot
+// channel, as the reference's factory does: channel becomes channel_config
+// (for Slack {channel_id, service_url}, for Teams {channel_id, tenant_id,
+// bot_id}, for Webhook anything its receiver understands) and the topic
+// names the BotInTheLoopResponseEvent, which the engine completes with the
+// run's ids. Timeout gives the wait a deadline; on expiry the run gets a
+// BotInTheLoopTimeoutEvent.
+func AskBot(question string, user *event.UserIdentity, channel any, opts ...Option) (*event.BotInTheLoopRequestEvent, error) {
+	if strings.TrimSpace(question) == "" {
+		return nil, fmt.Errorf("%w: BotInTheLoopRequestEvent with a blank question", ErrInvalid)
+	}
+	if user == nil {
+		return nil, fmt.Errorf("%w: BotInTheLoopRequestEvent needs the user asked", ErrInvalid)
+	}
+	cfg, ok := channel.(json.RawMessage)
+	if !ok {
+		var err error
+		if cfg, err = json.Marshal(channel); err != nil {
+			return nil, fmt.Errorf("%w: channel config: %v", ErrInvalid, err)
+		}
+	}
+	if !json.Valid(cfg) || bytes.Equal(bytes.TrimSpace(cfg), []byte("null")) {
+		return nil, fmt.Errorf("%w: BotInTheLoopRequestEvent needs a channel config (JSON), got %q", ErrInvalid, cfg)
+	}
+	req := event.New[event.BotInTheLoopRequestEvent]()
+	// The engine stamps created_at when it publishes; a timeout counts
+	// from then.
+	req.CreatedAt = 0
+	req.User, req.Question, req.ChannelConfig = user, question, cfg
+	req.Topic = &event.Topic{EventType: event.Str(string(topic.Control)), EventName: event.Str("BotInTheLoopResponseEvent")}
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.set {
+		if err := SetTimeout(req, o.timeout); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
 }
 
 // The headers of a signed webhook message, in both directions.
