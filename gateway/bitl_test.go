@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/bustest"
+	"github.com/saap-go/agent/discovery"
+	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/hitl"
@@ -211,6 +214,89 @@ func TestBotInTheLoopWebhook(t *testing.T) {
 	select {
 	case r := <-got:
 		t.Errorf("a second response reached the run: %+v", r)
+	default:
+	}
+}
+
+// TestBotInTheLoopTimeout: a bot question with a deadline that nobody
+// answers in time: the run gets the BotInTheLoopTimeoutEvent, the gateway
+// learns of it, and the bot's late answer gets 409 with nothing published.
+func TestBotInTheLoopTimeout(t *testing.T) {
+	b := bustest.NewNATS(t)
+	class := "Deadline" + bustest.Unique()
+	secret := []byte("s3cret")
+	ctx := ctxTimeout(t)
+
+	timedOut := make(chan *event.BotInTheLoopTimeoutEvent, 2)
+	answered := make(chan *event.BotInTheLoopResponseEvent, 2)
+	ask := step.New(func(_ step.Context, m *event.UserMessageEvent) (*event.BotInTheLoopRequestEvent, error) {
+		return hitl.AskBot("Approve?", m.User, map[string]string{"channel_id": "C1"}, hitl.Timeout(200*time.Millisecond))
+	}, step.Name("Ask"))
+	done := step.New(func(_ step.Context, r *event.BotInTheLoopResponseEvent) (*event.StopEvent, error) {
+		answered <- r
+		return &event.StopEvent{}, nil
+	}, step.Name("Done"))
+	late := step.New(func(_ step.Context, x *event.BotInTheLoopTimeoutEvent) (*event.StopEvent, error) {
+		timedOut <- x
+		return &event.StopEvent{}, nil
+	}, step.Name("Late"))
+	w, err := step.NewWorkflow(class, ask, done, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if err := eng.StartTimeouts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := b.Consume(ctx, bus.RunnerConsumer(class), func(d bus.Delivery) { eng.Handle(ctx, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Stop()
+	resp, err := discovery.Build(w, discovery.Class{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := newSettleQuestions()
+	gw, err := gateway.New(gateway.Config{Bus: b, Auth: gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice}),
+		RateLimit: -1, BotSecret: secret, Questions: qs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.AddClass(resp); err != nil {
+		t.Fatal(err)
+	}
+	stop := gw.WatchQuestionsOnce(ctx)
+	defer stop()
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+
+	st := post(t, srv, tokenAlice, "/agents/"+class+"/dev/UserMessageEvent", msgs)
+	if st.StatusCode != http.StatusOK {
+		t.Fatalf("start: %d", st.StatusCode)
+	}
+	var x *event.BotInTheLoopTimeoutEvent
+	select {
+	case x = <-timedOut:
+	case <-ctx.Done():
+		t.Fatal("the run got no BotInTheLoopTimeoutEvent")
+	}
+	await(t, qs.settled, x.RequestEventID, "timeout")
+	body, _ := json.Marshal(hitl.WebhookAnswer{RequestEventID: x.RequestEventID, Response: "yes",
+		Responder: event.BotInTheLoopResponderInfo{UserID: "U1", UserName: "Bob"}})
+	if code, text := postSigned(t, srv, secret, time.Now(), body); code != http.StatusConflict || !strings.Contains(text, "timed out") {
+		t.Errorf("late bot answer: %d %s, want 409 naming the timeout", code, text)
+	}
+	select {
+	case r := <-answered:
+		t.Errorf("the late answer reached the run: %+v", r)
 	default:
 	}
 }
