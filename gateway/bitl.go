@@ -52,12 +52,35 @@ func (g *Gateway) askBot(ctx context.Context, s *seen) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := g.cfg.Bot.Ask(ctx, br); err != nil {
-		g.log.Error("gateway: the bot channel did not take a question", "question", br.EventID, "run", s.topic.Run, "err", err)
+	// A few tries with a growing pause ride over a channel's brief outage;
+	// a question the channel never takes still ends with the run's
+	// timeout, if it has one.
+	pause := time.Second
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := g.cfg.Bot.Ask(actx, br)
+		cancel()
+		if err == nil {
+			return
+		}
+		if attempt == botAttempts || ctx.Err() != nil {
+			g.log.Error("gateway: the bot channel did not take a question", "question", br.EventID, "run", s.topic.Run,
+				"attempts", attempt, "err", err)
+			return
+		}
+		g.log.Warn("gateway: the bot channel did not take a question; trying again", "question", br.EventID, "err", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		pause *= 2
 	}
 }
+
+// botAttempts is how often the gateway offers a question to its Bot.
+const botAttempts = 3
 
 // serveBotAnswer accepts a bot channel's answer, signed with the shared
 // secret, and publishes it into the asking run as a

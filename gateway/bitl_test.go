@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,8 +81,14 @@ func TestBotInTheLoopWebhook(t *testing.T) {
 
 	questions := make(chan hitl.WebhookQuestion, 4)
 	verifier := &hitl.Verifier{Secret: secret}
+	var calls atomic.Int32
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if calls.Add(1) == 1 {
+			// A brief outage of the channel: the gateway tries again.
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
 		if err := verifier.Verify(r.Header, body); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -137,6 +144,9 @@ func TestBotInTheLoopWebhook(t *testing.T) {
 	case q = <-questions:
 	case <-ctx.Done():
 		t.Fatal("the webhook got no question")
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the webhook was called %d times, want 2 (a refusal, then the question)", n)
 	}
 	if q.Question != "Approve the expense?" || q.User == nil || q.User.ID != "alice" || string(q.ChannelConfig) != `{"channel_id":"C42"}` {
 		t.Errorf("question %+v", q)
