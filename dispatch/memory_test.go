@@ -16,6 +16,7 @@ import (
 	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -67,14 +68,11 @@ func TestMemoryDelegation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	remember := step.New(func(_ step.Context, m *event.UserMessageEvent) ([]event.Event, error) {
-		r := event.New[event.MemoryStorageRequestedEvent]()
-		s := event.New[event.StoreUserMemoryRequestedEvent]()
-		s.User, s.Messages = m.User, m.Messages
-		s.OriginThreadID, s.OriginDisplayID, s.OriginRunID, s.OriginAgentClass, s.OriginAgentID = "t", "d", "r", class, "dev"
-		name := event.L("Chatty", "Chatty", "Chatty", "Chatty")
-		s.OriginAgentName, s.OriginAgentDescription = &name, &name
-		r.StartEvent, r.TargetAgentClass, r.TargetAgentID = s, writer, "writer"
+	remember := step.New(func(ctx step.Context, m *event.UserMessageEvent) ([]event.Event, error) {
+		r, err := hitl.StoreMemory(ctx.Run(), hitl.MemoryWriter{Class: writer, ID: "writer"}, m.User, m.Messages)
+		if err != nil {
+			return nil, err
+		}
 		return []event.Event{r, &event.StopEvent{}}, nil
 	}, step.Name("Remember"), step.Emits((*event.MemoryStorageRequestedEvent)(nil), (*event.StopEvent)(nil)))
 	w, err := step.NewWorkflow(class, remember)
@@ -145,7 +143,7 @@ func TestMemoryDelegation(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &payload); err != nil {
 		t.Fatal(err)
 	}
-	if payload.EventID != at.EventID || payload.User.ID != "ada" || payload.OriginThreadID != "t" {
+	if payload.EventID != at.EventID || payload.User.ID != "ada" || payload.OriginThreadID != caller.Thread {
 		t.Errorf("start event %s on %s", m.Data, m.Subject)
 	}
 	select {
