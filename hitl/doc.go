@@ -52,4 +52,11 @@
 // questions it sees to its configured Bot and takes the signed answers on
 // its bot answer route, checked as a human's answer is (only an open
 // question of a live run), as the BotInTheLoopResponseEvent of the run.
+// AskBot builds the request.
+//
+// # Memory
+//
+// StoreMemory builds the MemoryStorageRequestedEvent a step returns to have
+// a thread's messages stored by a memory-writer agent: fire and forget, on
+// fresh ids, in a trace of its own; nothing comes back into the run.
 package hitl
