@@ -585,13 +585,16 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	for i, o := range evs {
 		if isQuestion(o) {
-			if err := e.openQuestion(ctx, run, t, o); err != nil {
+			if err := e.openQuestion(ctx, r, t, o); err != nil {
 				return err
 			}
 		}
 		ok, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
 		if err != nil {
 			return err
+		}
+		if ok && event.Has(o, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, o)
 		}
 		if ok && e.observed && callErr == nil {
 			x.Outputs = append(x.Outputs, o.EventBase().EventID)
@@ -624,13 +627,16 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 			return Permanent(fmt.Errorf("dispatch: an output kept for step %s does not decode: %w", s.Name(), err))
 		}
 		if isQuestion(ev) {
-			if err := e.openQuestion(ctx, r.key, t, ev); err != nil {
+			if err := e.openQuestion(ctx, r, t, ev); err != nil {
 				return err
 			}
 		}
 		ok, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
 		if err != nil {
 			return err
+		}
+		if ok && event.Has(ev, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, ev)
 		}
 		if ok && e.observed && !o.Failed {
 			x.Outputs = append(x.Outputs, ev.EventBase().EventID)

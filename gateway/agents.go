@@ -214,6 +214,16 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 	if err != nil {
 		return nil, err
 	}
+	if thread != "" && specHas(spec, "UserMessageEvent") {
+		// The chat flow: in a thread with an open input or chat question,
+		// the user's next message is the answer.
+		if text, ok := lastMessageText(body); ok {
+			d, err := g.chatAnswer(r, user, class, thread, display, text)
+			if err != nil || d != nil {
+				return d, err
+			}
+		}
+	}
 	e, err := g.buildEvent(spec, body, user, g.locale(r))
 	if err != nil {
 		return nil, err
@@ -237,6 +247,20 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 		header:  aihubHeaders(r),
 		watch:   display,
 	}, nil
+}
+
+// lastMessageText is the text of the last message of a start event's
+// messages field, if it has one.
+func lastMessageText(body map[string]json.RawMessage) (string, bool) {
+	raw, ok := body["messages"]
+	if !ok {
+		return "", false
+	}
+	var msgs []event.ChatMessage
+	if event.UnmarshalValue(raw, &msgs) != nil || len(msgs) == 0 {
+		return "", false
+	}
+	return msgs[len(msgs)-1].Content(), true
 }
 
 // enterThread creates thread with user as its member, or checks that user

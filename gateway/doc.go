@@ -47,9 +47,30 @@
 // is open and its run has not ended; it then routes the answer by the
 // recorded topic and embeds the recorded request, whatever the client's
 // copy says. An unknown question and one of another thread or run get the
-// same 404; a closed one 409. Threads and questions live in a Threads and
+// same 404; a closed one 409: answered, timed out (the watch sees the
+// runtime's wait timeout events) or of a run that ended with a stop or an
+// exception. Threads and questions live in a Threads and
 // Questions store: in memory by default, or shared through a JetStream
 // key-value bucket (NewKVStore), so restarts and replicas keep ownership.
+//
+// The chat flow: while a thread has an open input or chat question, the
+// next user message sent to the thread, through a conversational start
+// endpoint or the chat completions endpoint, becomes the answer (its
+// Input or Chat response event, in the asking run), as in the reference's
+// chat. The store finds the thread's question on any replica.
+//
+// Bot-in-the-loop: the watch also records the BotInTheLoopRequestEvents of
+// the discovered classes and hands each, on one replica, to Config.Bot
+// (hitl.Webhook posts it, signed, to a URL). The bot posts its answer, a
+// hitl.WebhookAnswer signed with Config.BotSecret as hitl.Sign describes,
+// to
+//
+//	POST /api/v1/bitl/answers
+//
+// A missing or wrong signature, a timestamp outside the replay window and
+// a replayed message get 401; then the same open-question checks as a
+// human's answer apply (404, 409), and the answer enters the run as a
+// BotInTheLoopResponseEvent (202).
 //
 // Requests that start runs or answer questions are limited per user (a
 // token bucket, RateLimit and RateBurst, and MaxRunsPerUser open at once;

@@ -66,6 +66,8 @@ func TestGateway(t *testing.T) {
 		{"OpenAIErrorShape", testOpenAIErrorShape},
 		{"AnnouncedClassIsServedAtOnce", testAnnouncedClassIsServedAtOnce},
 		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},
+		{"HITLTimeoutAndEndWatched", testHITLTimeoutAndEndWatched},
+		{"ChatFlowAgentEndpoint", testChatFlowAgentEndpoint},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -87,6 +88,17 @@ type Config struct {
 	// Locale is the locale put into start events when the request's
 	// Accept-Language names none of de, en, fr, it. Default "de".
 	Locale string
+	// Bot, if set, receives every bot-in-the-loop question the discovered
+	// classes ask (while Run runs; of several replicas one delivers each).
+	// hitl.Webhook posts them to a URL.
+	Bot hitl.Bot
+	// BotSecret enables POST /api/v1/bitl/answers, where a bot channel
+	// posts its answers (a hitl.WebhookAnswer) signed with this secret as
+	// hitl.Sign describes. Empty: the route answers 404.
+	BotSecret []byte
+	// BotReplayWindow is how far a bot answer's timestamp may be from the
+	// gateway's clock. Default hitl.DefaultReplayWindow.
+	BotReplayWindow time.Duration
 	// Logger receives the gateway's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (for tests). Default time.Now.
@@ -102,12 +114,14 @@ type Gateway struct {
 	threads Threads
 	// questions keeps the HITL questions seen and which runs ended.
 	questions Questions
-	limits    *limits
-	forward   map[string]bool
-	log       *slog.Logger
-	reg       registry
-	mux       *http.ServeMux
-	chats     *openRequests
+	// botVerifier checks bot answers; nil without a BotSecret.
+	botVerifier *hitl.Verifier
+	limits      *limits
+	forward     map[string]bool
+	log         *slog.Logger
+	reg         registry
+	mux         *http.ServeMux
+	chats       *openRequests
 }
 
 // New returns a gateway serving no class until discovery (Discover, Run) or
@@ -177,6 +191,9 @@ func New(cfg Config) (*Gateway, error) {
 		reg:       registry{classes: make(map[string]*Class), changed: make(chan struct{})},
 		chats:     &openRequests{m: make(map[string]openRequest)},
 	}
+	if len(cfg.BotSecret) > 0 {
+		g.botVerifier = &hitl.Verifier{Secret: cfg.BotSecret, Window: cfg.BotReplayWindow, Now: cfg.Now}
+	}
 	for _, h := range cfg.ForwardHeaders {
 		g.forward[strings.ToLower(h)] = true
 	}
@@ -206,6 +223,7 @@ func (g *Gateway) routes() {
 		m.HandleFunc(prefix+"/models", g.openAINotAllowed("GET"))
 	}
 	m.HandleFunc("GET /api/v1/health", g.serveHealth)
+	m.HandleFunc("POST /api/v1/bitl/answers", g.serveBotAnswer)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
 	})

@@ -82,12 +82,14 @@ func noQuestion(eventID, thread string) error {
 // can no longer be answered.
 func closedQuestion(q Question, ended bool) error {
 	msg := fmt.Sprintf("request_event: question %s was already answered", q.EventID)
+	// The question's own fate first: a timed-out question's run often
+	// ends right after, in a step that handles the timeout.
 	switch {
 	case q.State == QuestionAnswered:
-	case ended:
-		msg = fmt.Sprintf("request_event: question %s can no longer be answered: run %s of %s has ended", q.EventID, q.Run, q.Class)
 	case q.State == QuestionExpired:
 		msg = fmt.Sprintf("request_event: question %s timed out: the agent no longer waits for an answer", q.EventID)
+	case ended:
+		msg = fmt.Sprintf("request_event: question %s can no longer be answered: run %s of %s has ended", q.EventID, q.Run, q.Class)
 	}
 	return &requestError{status: http.StatusConflict, field: "request_event", msg: msg}
 }
@@ -126,7 +128,7 @@ func (g *Gateway) answerable(ctx context.Context, q Question) error {
 // reaches the agent. It returns the question's id for release, or "" when d
 // is no HITL response.
 func (g *Gateway) claim(ctx context.Context, d *delivery) (string, error) {
-	if !event.IsHITLResponse(d.event) {
+	if !event.IsHITLResponse(d.event) && !event.IsBITLResponse(d.event) {
 		return "", nil
 	}
 	id := d.question
@@ -219,13 +221,21 @@ func (g *Gateway) observe(ctx context.Context, s *seen) {
 		if err := g.questions.Ask(ctx, q); err != nil {
 			g.log.Error("gateway: cannot record a HITL question", "question", q.EventID, "err", err)
 		}
+	case event.IsBITLRequest(s.event):
+		if q, ok := g.botQuestion(s); ok {
+			if err := g.questions.Ask(ctx, q); err != nil {
+				g.log.Error("gateway: cannot record a BITL question", "question", q.EventID, "err", err)
+			}
+		}
 	case event.IsStop(s.event), event.IsException(s.event):
 		if err := g.questions.EndRun(ctx, t.Thread, t.Class, t.Run); err != nil {
 			g.log.Error("gateway: cannot record the end of a run", "run", t.Run, "err", err)
 		}
-	case event.Has(s.event, "HumanInTheLoopTimeoutEvent"):
-		x, ok := as[event.HumanInTheLoopTimeoutEvent](s)
-		if !ok {
+	case event.IsTimeout(s.event):
+		var x struct {
+			RequestEventID string `json:"request_event_id"`
+		}
+		if json.Unmarshal(s.raw, &x) != nil || x.RequestEventID == "" {
 			return
 		}
 		if _, err := g.questions.Settle(ctx, x.RequestEventID, QuestionOpen, QuestionExpired); err != nil &&

@@ -36,6 +36,7 @@ type KVConfig struct {
 //	t.<thread>               members of thread (JSON list)
 //	q.<event id>             a question (JSON)
 //	e.<thread>.<class>.<run> marker: the run has ended
+//	l.<thread>               event id of the thread's latest input or chat question
 //
 // Nothing expires by itself: memberships must outlive any restart.
 type KVStore struct {
@@ -73,6 +74,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg KVConfig) (*KVS
 
 func threadKey(thread string) string    { return "t." + escapeKey(thread) }
 func questionKey(eventID string) string { return "q." + escapeKey(eventID) }
+func lastKey(thread string) string      { return "l." + escapeKey(thread) }
 func endedKey(thread, class, run string) string {
 	return "e." + escapeKey(thread) + "." + escapeKey(class) + "." + escapeKey(run)
 }
@@ -159,10 +161,30 @@ func (s *KVStore) Ask(ctx context.Context, q Question) error {
 		return fmt.Errorf("gateway: encode question %s: %w", q.EventID, err)
 	}
 	_, err = s.kv.Create(ctx, questionKey(q.EventID), data)
-	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("gateway: record question %s: %w", q.EventID, err)
 	}
+	if chatAnswerable(q.HITLType) {
+		if _, err := s.kv.Put(ctx, lastKey(q.Thread), []byte(q.EventID)); err != nil {
+			return fmt.Errorf("gateway: record question %s of thread %s: %w", q.EventID, q.Thread, err)
+		}
+	}
 	return nil
+}
+
+// LastChatQuestion implements ThreadQuestions.
+func (s *KVStore) LastChatQuestion(ctx context.Context, thread string) (Question, bool, error) {
+	e, err := s.kv.Get(ctx, lastKey(thread))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Question{}, false, nil
+	}
+	if err != nil {
+		return Question{}, false, fmt.Errorf("gateway: read thread %s: %w", thread, err)
+	}
+	return s.Question(ctx, string(e.Value()))
 }
 
 // Question implements Questions.

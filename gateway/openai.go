@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,7 +194,7 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var d *delivery
 	if thread != "" {
-		d, err = g.chatAnswer(r, user, class, thread, display, req.Messages[len(req.Messages)-1])
+		d, err = g.chatAnswer(r, user, class, thread, display, req.Messages[len(req.Messages)-1].text())
 		if err != nil {
 			g.chatFail(w, err)
 			return
@@ -232,9 +233,9 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	g.completeChat(w, r, d, req)
 }
 
-// chatAnswer turns the last message into the response to the thread's open
-// HITL request, if there is one; nil otherwise.
-func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *Class, thread, display string, last chatMessage) (*delivery, error) {
+// chatAnswer turns text, the last user message, into the response to the
+// thread's open HITL input or chat request, if there is one; nil otherwise.
+func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *Class, thread, display, text string) (*delivery, error) {
 	if err := g.checkMember(r.Context(), thread, user); err != nil {
 		var re *requestError
 		if errors.As(err, &re) {
@@ -245,9 +246,9 @@ func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *C
 		}
 		return nil, err
 	}
-	open, ok := g.chats.take(thread)
-	if !ok {
-		return nil, nil
+	open, ok, err := g.openChatQuestion(r.Context(), thread)
+	if err != nil || !ok {
+		return nil, err
 	}
 	base := "HumanInTheLoopInputResponseEvent"
 	if open.req.HITLType == event.HITLChat {
@@ -266,7 +267,7 @@ func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *C
 	} else {
 		parents = append(parents, base)
 	}
-	response, _ := json.Marshal(last.text())
+	response, _ := json.Marshal(text)
 	body := map[string]json.RawMessage{"request_event": open.raw, "response": response}
 	spec := event.EventSpecs{EventName: t.Name, EventParents: parents}
 	if s, ok := class.hitlResponse(t.Name); ok {
@@ -282,6 +283,43 @@ func (g *Gateway) chatAnswer(r *http.Request, user *event.UserIdentity, class *C
 	return &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display,
 		target:  agentTopic(t.Class, t.ID, thread, t.Display, t.Run, t.Name),
 		primary: primary{class: t.Class, id: t.ID, run: t.Run}}, nil
+}
+
+// openChatQuestion returns the thread's input or chat question that is
+// still open: the question store's latest for the thread when the store
+// keeps one (so any replica finds it), else the one that ended this
+// replica's last chat completion in the thread. A question answered, timed
+// out or of an ended run is none: the message then starts a new run.
+func (g *Gateway) openChatQuestion(ctx context.Context, thread string) (openRequest, bool, error) {
+	local, hasLocal := g.chats.take(thread)
+	var raw []byte
+	if tq, ok := g.questions.(ThreadQuestions); ok {
+		q, found, err := tq.LastChatQuestion(ctx, thread)
+		if err != nil {
+			return openRequest{}, false, fmt.Errorf("gateway: questions: %w", err)
+		}
+		if found {
+			raw = q.Request
+		}
+	}
+	if raw == nil && hasLocal {
+		raw = local.raw
+	}
+	if raw == nil {
+		return openRequest{}, false, nil
+	}
+	req, err := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](raw)
+	if err != nil || !chatAnswerable(req.HITLType) {
+		return openRequest{}, false, nil
+	}
+	q, known, err := g.questions.Question(ctx, req.EventID)
+	if err != nil {
+		return openRequest{}, false, fmt.Errorf("gateway: questions: %w", err)
+	}
+	if known && g.answerable(ctx, q) != nil {
+		return openRequest{}, false, nil
+	}
+	return openRequest{raw: raw, req: req}, true, nil
 }
 
 // completion gathers what a chat completion reports.

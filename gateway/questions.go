@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/saap-go/agent/event"
 )
 
 // QuestionState is where a HITL question stands.
@@ -85,6 +87,23 @@ type Questions interface {
 	RunEnded(ctx context.Context, thread, class, run string) (bool, error)
 }
 
+// ThreadQuestions is implemented by question stores that know the latest
+// input or chat question asked in each thread. The chat flow uses it to
+// turn a thread's next user message into the answer on any gateway
+// replica; MemoryQuestions and KVStore implement it.
+type ThreadQuestions interface {
+	// LastChatQuestion returns the latest input or chat question recorded
+	// for thread, whatever its state; ok is false when there is none.
+	LastChatQuestion(ctx context.Context, thread string) (q Question, ok bool, err error)
+}
+
+// chatAnswerable reports whether a question of type hitlType can be
+// answered by the thread's next chat message: input and chat questions
+// can, confirmations and tool approvals need an explicit answer.
+func chatAnswerable(hitlType string) bool {
+	return hitlType == event.HITLInput || hitlType == event.HITLChat
+}
+
 // MemoryQuestions is the in-memory Questions store. Its state lives as long
 // as the process; the zero value is not usable, call NewMemoryQuestions.
 // It keeps at most memoryLimit closed questions and ended runs: beyond that
@@ -94,11 +113,12 @@ type MemoryQuestions struct {
 	mu    sync.Mutex
 	qs    map[string]Question
 	ended map[[3]string]bool
+	last  map[string]string // thread → event id of its latest chat question
 }
 
 // NewMemoryQuestions returns an empty in-memory question store.
 func NewMemoryQuestions() *MemoryQuestions {
-	return &MemoryQuestions{qs: make(map[string]Question), ended: make(map[[3]string]bool)}
+	return &MemoryQuestions{qs: make(map[string]Question), ended: make(map[[3]string]bool), last: make(map[string]string)}
 }
 
 // Ask implements Questions.
@@ -115,8 +135,22 @@ func (m *MemoryQuestions) Ask(_ context.Context, q Question) error {
 		}
 		q.State = QuestionOpen
 		m.qs[q.EventID] = q
+		if chatAnswerable(q.HITLType) {
+			if len(m.last) >= memoryLimit {
+				clear(m.last)
+			}
+			m.last[q.Thread] = q.EventID
+		}
 	}
 	return nil
+}
+
+// LastChatQuestion implements ThreadQuestions.
+func (m *MemoryQuestions) LastChatQuestion(_ context.Context, thread string) (Question, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.qs[m.last[thread]]
+	return q, ok, nil
 }
 
 // memoryLimit bounds the closed questions and ended runs MemoryQuestions

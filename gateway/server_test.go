@@ -306,6 +306,21 @@ func TestKVStoreAcrossGateways(t *testing.T) {
 	if n := len(agent.got); n != 0 {
 		t.Errorf("%d more events reached the agent", n)
 	}
+
+	// The chat flow across replicas: a question asked through one replica
+	// is answered by the next chat message sent to another.
+	resp = post(t, restarted, tokenAlice, blockPath, `{"messages":[{"role":"user","content":"ask"}]}`)
+	thread, req = resp.Header.Get("X-Thread-Id"), decodeJSON(t, resp.Body)
+	agent.wait(t, ctxTimeout(t))
+	resp = post(t, other, tokenAlice, "/v1/chat/completions",
+		`{"model":"EchoAgent/dev_agent","metadata":{"thread_id":"`+thread+`"},"messages":[{"role":"user","content":"teal"}]}`)
+	if body := decodeJSON(t, resp.Body); resp.StatusCode != http.StatusOK || !strings.Contains(fmt.Sprint(body["choices"]), "You chose teal") {
+		t.Errorf("chat answer on another replica: %d %v", resp.StatusCode, body)
+	}
+	got = agent.wait(t, ctxTimeout(t))
+	if got.subject.Name != "HumanInTheLoopInputResponseEvent" || got.subject.Run != req["topic"].(map[string]any)["run_id"] {
+		t.Errorf("chat answer reached the agent as %s on %v", got.subject.Name, got.subject)
+	}
 }
 
 // TestKVStoreCreateRace: replicas racing to create one thread give it one
@@ -438,6 +453,21 @@ func TestStores(t *testing.T) {
 			}
 			if ended, _ := s.RunEnded(ctx, thread, "B", "r"); ended {
 				t.Error("EndRun of class A ended class B's run")
+			}
+
+			// The thread's latest input or chat question, for the chat flow.
+			tq := s.(gateway.ThreadQuestions)
+			if _, ok, err := tq.LastChatQuestion(ctx, thread); ok || err != nil {
+				t.Errorf("LastChatQuestion before any input question: %v %v", ok, err)
+			}
+			for i, typ := range []string{"input", "confirmation", "chat", "confirmation"} {
+				q := gateway.Question{EventID: fmt.Sprintf("c%d", i), Thread: thread, HITLType: typ, Request: []byte(`{}`)}
+				if err := s.Ask(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, ok, err := tq.LastChatQuestion(ctx, thread); !ok || err != nil || got.EventID != "c2" || got.State != gateway.QuestionOpen {
+				t.Errorf("LastChatQuestion = %+v %v %v, want the open chat question c2", got, ok, err)
 			}
 		})
 	}

@@ -58,6 +58,9 @@ type Env struct {
 	Class   string
 	Gateway *gateway.Gateway
 	Bus     *natsbus.Bus
+	// Try, if set, replaces the curl line Serve prints: each line is
+	// printed with the gateway's base URL for every %[1]s.
+	Try []string
 
 	out        io.Writer
 	runner     *agent.Runner
@@ -141,7 +144,14 @@ func (e *Env) Serve(ctx context.Context, addr string) error {
 		if id == "" {
 			id = "demo"
 		}
-		fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/%s/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class, id)
+		if len(e.Try) > 0 {
+			fmt.Fprintln(e.out, "try:")
+			for _, l := range e.Try {
+				fmt.Fprintf(e.out, "  "+l+"\n", base)
+			}
+		} else {
+			fmt.Fprintf(e.out, "try:\n  curl -N %s/agents/%s/%s/UserMessageEvent/stream -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n", base, e.Class, id)
+		}
 		fmt.Fprintf(e.out, "stop with Ctrl-C\n")
 	})
 }
@@ -195,6 +205,9 @@ type Result struct {
 	// Stream lists the _event_name of every event the client received on
 	// the gateway's stream, in order.
 	Stream []string
+	// Thread and Display are the ids the request ran in; an answer to a
+	// question the run asked goes to the same thread.
+	Thread, Display string
 }
 
 // Ask sends body as startEvent to instance id of the class through the
@@ -202,11 +215,22 @@ type Result struct {
 // crosses the bus (subject, event name, content), and returns when the
 // stream ended.
 func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result, error) {
+	return e.post(ctx, id, startEvent, event.NewID(), event.NewID(), body)
+}
+
+// Answer answers the HITL question that ended asked (its Terminal event)
+// with response, through the gateway's endpoint for responseEvent, in the
+// question's thread, and follows the run as Ask does.
+func (e *Env) Answer(ctx context.Context, id, responseEvent string, asked *Result, response any) (*Result, error) {
+	body := map[string]any{"response": response, "request_event": asked.Terminal}
+	return e.post(ctx, id, responseEvent, asked.Thread, asked.Display, body)
+}
+
+func (e *Env) post(ctx context.Context, id, eventName, thread, display string, body any) (*Result, error) {
 	addr, err := e.listen(ctx)
 	if err != nil {
 		return nil, err
 	}
-	thread, display := event.NewID(), event.NewID()
 	p := &printer{out: e.out, events: map[string]int{}, terminal: make(chan struct{})}
 	pattern, err := topic.AgentPattern{Thread: thread, Display: display}.Subject()
 	if err != nil {
@@ -222,7 +246,7 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 	if err != nil {
 		return nil, err
 	}
-	url := fmt.Sprintf("http://%s/agents/%s/%s/%s/stream?thread_id=%s&display_id=%s", addr, e.Class, id, startEvent, thread, display)
+	url := fmt.Sprintf("http://%s/agents/%s/%s/%s/stream?thread_id=%s&display_id=%s", addr, e.Class, id, eventName, thread, display)
 	fmt.Fprintf(e.out, "POST %s\n     %s\n\n", strings.Replace(url, "?", "\n     ?", 1), data)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {
@@ -271,7 +295,38 @@ func (e *Env) Ask(ctx context.Context, id, startEvent string, body any) (*Result
 		return nil, ctx.Err()
 	}
 	return &Result{Terminal: json.RawMessage(last), Name: event.Name(lastEvent), Answer: answerOf(lastEvent, []byte(last)),
-		Events: p.counts(), Stream: stream}, nil
+		Events: p.counts(), Stream: stream, Thread: thread, Display: display}, nil
+}
+
+// Follow prints the events of the thread and display asked ran in until
+// the next stop or exception there, and returns it: for a run that goes on
+// without the client, e.g. after a question timed out. It sees only what
+// is published after it subscribed.
+func (e *Env) Follow(ctx context.Context, asked *Result) (*Result, error) {
+	p := &printer{out: e.out, events: map[string]int{}, terminal: make(chan struct{}), ends: true}
+	pattern, err := topic.AgentPattern{Thread: asked.Thread, Display: asked.Display}.Subject()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := e.Bus.Subscribe(ctx, pattern, "", p.print)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	select {
+	case <-p.terminal:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	ev, err := event.Unmarshal(last)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Terminal: json.RawMessage(last), Name: event.Name(ev), Answer: answerOf(ev, last),
+		Events: p.counts(), Thread: asked.Thread, Display: asked.Display}, nil
 }
 
 // printer prints each event of the thread as one line.
@@ -281,6 +336,8 @@ type printer struct {
 	events   map[string]int
 	terminal chan struct{}
 	done     bool
+	ends     bool   // only a stop or an exception is terminal
+	last     []byte // the terminal event
 }
 
 func (p *printer) print(m *bus.Msg) {
@@ -300,9 +357,9 @@ func (p *printer) print(m *bus.Msg) {
 	defer p.mu.Unlock()
 	p.events[t.Name]++
 	fmt.Fprintf(p.out, "%s %-34s %s\n        %s\n", kind, t.Name, contentOf(e, m.Data), m.Subject)
-	terminal := event.IsStop(e) || event.IsException(e) || event.IsHITLRequest(e)
+	terminal := event.IsStop(e) || event.IsException(e) || (event.IsHITLRequest(e) && !p.ends)
 	if terminal && t.Type == topic.Display && !p.done {
-		p.done = true
+		p.done, p.last = true, m.Data
 		close(p.terminal)
 	}
 }

@@ -17,8 +17,10 @@
 // the JetStream key-value bucket -kv-bucket on the agents' NATS server, so
 // they survive restarts and are shared by replicas. The NATS connection is
 // configured by NATS_URL (or NATS_ENDPOINT), NATS_TOKEN, NATS_CREDS,
-// NATS_NKEY_SEED and NATS_TLS_*. SIGINT or SIGTERM shut the server down
-// gracefully.
+// NATS_NKEY_SEED and NATS_TLS_*. SAAP_BOT_SECRET enables the bot answer
+// route (POST /api/v1/bitl/answers), and with -bot-webhook URL the
+// bot-in-the-loop questions are posted, signed, to URL. SIGINT or SIGTERM
+// shut the server down gracefully.
 package main
 
 import (
@@ -38,6 +40,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/hitl"
 )
 
 // options are the command's flags.
@@ -48,6 +51,7 @@ type options struct {
 	rate                       float64
 	burst, runs, conns         int
 	cors, forward              string
+	botWebhook                 string
 }
 
 func main() {
@@ -66,6 +70,7 @@ func main() {
 	flag.IntVar(&o.conns, "max-conns", 1024, "connections open at once")
 	flag.StringVar(&o.cors, "cors-origins", "", "comma-separated origins allowed by CORS (\"*\": any); default none")
 	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
+	flag.StringVar(&o.botWebhook, "bot-webhook", "", "URL the bot-in-the-loop questions are posted to, signed with SAAP_BOT_SECRET")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(log, o); err != nil {
@@ -112,6 +117,15 @@ func run(log *slog.Logger, o options) error {
 		ForwardHeaders:       list(o.forward),
 		Server:               gateway.ServerConfig{MaxConns: o.conns},
 		AllowAnonymousRemote: o.anonymousRemote,
+	}
+	// The secret comes from the environment, not a flag: flags show in ps.
+	if secret := os.Getenv("SAAP_BOT_SECRET"); secret != "" {
+		gcfg.BotSecret = []byte(secret)
+		if o.botWebhook != "" {
+			gcfg.Bot = &hitl.Webhook{URL: o.botWebhook, Secret: gcfg.BotSecret}
+		}
+	} else if o.botWebhook != "" {
+		return errors.New("-bot-webhook needs SAAP_BOT_SECRET, the secret the questions and answers are signed with")
 	}
 	if origins := list(o.cors); len(origins) > 0 {
 		gcfg.CORS = &gateway.CORS{AllowOrigins: origins, MaxAge: 10 * time.Minute}
