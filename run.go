@@ -206,6 +206,15 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
+	if delegates(r.workflow) {
+		d, err := startDelegator(ctx, r.class, b, store, r.log)
+		if err != nil {
+			srv.shutdown(cons, r.o.shutdownTimeout)
+			return err
+		}
+		defer d.stop() // before the engine closes and the bus drains
+	}
+
 	if r.o.discoverable {
 		// Announced once the consumer runs, so a gateway that routes to
 		// the class at once finds it taking events.
