@@ -147,6 +147,9 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		dispatch.WithObserver(observer{h}),
 		dispatch.WithLogger(c.log),
 		dispatch.WithRandom(h.rnd),
+		// Timeouts fire when the test advances the clock, one at a time.
+		dispatch.WithTimeoutClock(timeoutClock{h.clock}),
+		dispatch.WithTimeoutWorkers(1),
 	}
 	if !c.concurrent {
 		engOpts = append(engOpts, dispatch.Sequential())
@@ -158,6 +161,9 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		t.Fatalf("agenttest.New: %v", err)
 	}
 	h.engine = eng
+	if err := eng.StartTimeouts(h.ctx); err != nil {
+		t.Fatalf("agenttest.New: %v", err)
+	}
 	class := w.Class()
 	if err := h.bus.EnsureStream(h.ctx, bus.AgentStream(class)); err != nil {
 		t.Fatalf("agenttest.New: stream: %v", err)
@@ -217,6 +223,9 @@ func (h *Harness) Stub(name string, fn any) {
 		h.t.Fatalf("agenttest.Stub: %v", err)
 	}
 	h.engine.Close()
+	if err := eng.StartTimeouts(h.ctx); err != nil {
+		h.t.Fatalf("agenttest.Stub: %v", err)
+	}
 	h.w, h.engine = w, eng
 }
 
@@ -400,9 +409,12 @@ func (h *Harness) Settle() int {
 	return n
 }
 
-// Advance moves the bus's clock by d, which makes Nak delays and ack waits
-// that fall within it due (a Nak'ed event comes back), then settles. The
-// engine's created_at clock stays at Epoch.
+// Advance moves the bus's clock by d, which makes Nak delays, ack waits
+// and the timeouts of open questions that fall within it due (a Nak'ed
+// event comes back, a timeout event is published into its run), then
+// settles. The engine's created_at clock stays at Epoch, so a question
+// with a timeout of d times out at the first Advance that reaches d in
+// total.
 func (h *Harness) Advance(d time.Duration) int {
 	h.clock.Advance(d)
 	return h.Settle()
@@ -578,3 +590,12 @@ var compareTriggers = cmp.FilterPath(func(p cmp.Path) bool {
 	}
 	return event.Name(a) == event.Name(b) && a.EventBase().EventID == b.EventBase().EventID
 }))
+
+// timeoutClock adapts the harness's manual clock to the engine's timeout
+// scheduler.
+type timeoutClock struct{ c *memory.ManualClock }
+
+func (c timeoutClock) Now() time.Time { return c.c.Now() }
+func (c timeoutClock) AfterFunc(d time.Duration, f func()) interface{ Stop() bool } {
+	return c.c.AfterFunc(d, f)
+}

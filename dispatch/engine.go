@@ -63,6 +63,7 @@ type Engine struct {
 	last       uint64        // delivery count at which a failing event is given up
 	beats      beats
 	rnd        io.Reader // source of run secrets; nil: crypto/rand
+	timers     timeouts  // the questions' deadlines
 }
 
 // Option configures an Engine.
@@ -141,6 +142,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		backoff:   bus.Backoff,
 		budget:    DefaultOutageBudget,
 	}
+	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
 	for _, o := range opts {
 		o(e)
 	}
@@ -414,9 +416,14 @@ func (b *beats) fire() {
 	}
 }
 
-// Close stops the engine's heartbeat timer. Call it after the consumer that
-// feeds Handle has stopped; the engine holds no other resources.
-func (e *Engine) Close() { e.beats.stop() }
+// Close stops the engine's heartbeat timer and its timeout scheduler
+// (StartTimeouts), waiting for timeouts being published. Call it after the
+// consumer that feeds Handle has stopped; the engine holds no other
+// resources.
+func (e *Engine) Close() {
+	e.beats.stop()
+	e.timers.stop()
+}
 
 // stop ends the timer (for Close).
 func (b *beats) stop() {

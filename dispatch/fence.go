@@ -194,13 +194,20 @@ type replyTopic struct {
 	AgentID string `json:"agent_id"`
 	Thread  string `json:"thread_id"`
 	Run     string `json:"run_id"`
+	// Deadline is the key of the question's deadline, if it has a timeout.
+	Deadline string `json:"deadline,omitempty"`
 }
 
 // openQuestion records q, about to be published by run on t, as an open
-// question of the run. It is stored before q is published, so no answer can
-// come before it.
-func (e *Engine) openQuestion(ctx context.Context, run RunKey, t topic.Agent, q event.Event) error {
-	rt := replyTopic{Class: t.Class, AgentID: t.ID, Thread: t.Thread, Run: t.Run}
+// question of the run, and its deadline if it carries a timeout. It is
+// stored before q is published, so no answer can come before it.
+func (e *Engine) openQuestion(ctx context.Context, r *runEntry, t topic.Agent, q event.Event) error {
+	run := r.key
+	dl, err := e.recordDeadline(ctx, r, t, q)
+	if err != nil {
+		return err
+	}
+	rt := replyTopic{Class: t.Class, AgentID: t.ID, Thread: t.Thread, Run: t.Run, Deadline: dl}
 	if tp := topicField(q); tp != nil {
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -238,11 +245,11 @@ func (e *Engine) acceptAnswer(ctx context.Context, run RunKey, t topic.Agent, ev
 	if !ok {
 		return refuse("%s %s answers request %s, which is not a question run %s asked", name, evID, reqID, t.Run)
 	}
+	var rt replyTopic
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		return fmt.Errorf("dispatch: open question %s of run %s: %w", reqID, t.Run, err)
+	}
 	if reqTopic != nil {
-		var rt replyTopic
-		if err := json.Unmarshal(raw, &rt); err != nil {
-			return fmt.Errorf("dispatch: open question %s of run %s: %w", reqID, t.Run, err)
-		}
 		for _, f := range [...]struct {
 			name     string
 			got      *string
@@ -265,6 +272,9 @@ func (e *Engine) acceptAnswer(ctx context.Context, run RunKey, t topic.Agent, ev
 	}
 	if !created && cur != evID {
 		return refuse("%s %s answers request %s of run %s, which event %s answered already", name, evID, reqID, t.Run, cur)
+	}
+	if created {
+		e.dropDeadline(ctx, rt.Deadline)
 	}
 	return nil
 }

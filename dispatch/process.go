@@ -583,7 +583,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	for i, o := range evs {
 		if isQuestion(o) {
-			if err := e.openQuestion(ctx, run, t, o); err != nil {
+			if err := e.openQuestion(ctx, r, t, o); err != nil {
 				return err
 			}
 		}
@@ -616,7 +616,7 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 			return Permanent(fmt.Errorf("dispatch: an output kept for step %s does not decode: %w", s.Name(), err))
 		}
 		if isQuestion(ev) {
-			if err := e.openQuestion(ctx, r.key, t, ev); err != nil {
+			if err := e.openQuestion(ctx, r, t, ev); err != nil {
 				return err
 			}
 		}

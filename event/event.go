@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -176,6 +177,28 @@ func Extra(e Event, key string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// SetExtra keeps raw, which must be one valid JSON value, as the unknown
+// member key of e, written after the declared fields as a received extra
+// member is. The reference accepts and keeps such members, so a producer
+// can attach data of its own to a standard event. A key that names a
+// declared field or a computed key is never written.
+func SetExtra(e Event, key string, raw []byte) error {
+	if key == "" {
+		return errors.New("event: SetExtra: empty key")
+	}
+	if !json.Valid(raw) {
+		return fmt.Errorf("event: SetExtra %q: the value is not valid JSON", key)
+	}
+	m := e.EventBase().ensureMeta()
+	raw = slices.Clone(raw)
+	if j := slices.IndexFunc(m.extras, func(x extra) bool { return x.key == key }); j >= 0 {
+		m.extras[j].raw = raw
+	} else {
+		m.extras = append(m.extras, extra{key: key, raw: raw})
+	}
+	return nil
 }
 
 // ExtraKeys lists the unknown members kept with e, in wire order.

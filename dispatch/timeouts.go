@@ -1,0 +1,515 @@
+package dispatch
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
+)
+
+// TimeoutField is the member of a HITL or BITL request that carries its
+// timeout in seconds. The reference keeps members it does not declare, so
+// the field travels with the request without breaking its decoding; an
+// AgentInTheLoopRequestEvent declares it.
+const TimeoutField = "timeout_seconds"
+
+// DeadlineScope is the ID of the thread-context scope in which the engine
+// keeps the pending deadlines of a class's questions, one key each. It has
+// a dot, so no thread id (a subject token) can name it.
+const DeadlineScope = "saap.deadlines"
+
+func deadlineScope(class string) Scope {
+	return Scope{Kind: ThreadScope, Class: class, ID: DeadlineScope}
+}
+
+// QuestionTimeout returns the timeout a question carries: the
+// timeout_seconds of an AgentInTheLoopRequestEvent, or the TimeoutField
+// member of another request. ok is false when it carries none; a value that
+// is not a positive finite number of seconds is an error.
+func QuestionTimeout(ev event.Event) (d time.Duration, ok bool, err error) {
+	var secs float64
+	switch q := ev.(type) {
+	case *event.AgentInTheLoopRequestEvent:
+		if q.TimeoutSeconds == nil {
+			return 0, false, nil
+		}
+		secs = *q.TimeoutSeconds
+	default:
+		raw, found := event.Extra(ev, TimeoutField)
+		if !found || string(raw) == "null" {
+			return 0, false, nil
+		}
+		if secs, err = strconv.ParseFloat(string(raw), 64); err != nil {
+			return 0, false, fmt.Errorf("dispatch: %s %s: %s %s is not a number", event.Name(ev), ev.EventBase().EventID, TimeoutField, raw)
+		}
+	}
+	if math.IsNaN(secs) || math.IsInf(secs, 0) || secs <= 0 || secs > 1e9 {
+		return 0, false, fmt.Errorf("dispatch: %s %s: %s must be a positive number of seconds, not %v",
+			event.Name(ev), ev.EventBase().EventID, TimeoutField, secs)
+	}
+	return time.Duration(secs * float64(time.Second)), true, nil
+}
+
+// timeoutName is the wire name of the timeout event that answers q.
+func timeoutName(q event.Event) string {
+	switch {
+	case event.IsAITLRequest(q):
+		return "AgentInTheLoopTimeoutEvent"
+	case event.IsBITLRequest(q):
+		return "BotInTheLoopTimeoutEvent"
+	}
+	return "HumanInTheLoopTimeoutEvent"
+}
+
+func newTimeout(name string) (event.Event, *event.WaitTimeoutEvent) {
+	switch name {
+	case "AgentInTheLoopTimeoutEvent":
+		ev := &event.AgentInTheLoopTimeoutEvent{}
+		return ev, &ev.WaitTimeoutEvent
+	case "BotInTheLoopTimeoutEvent":
+		ev := &event.BotInTheLoopTimeoutEvent{}
+		return ev, &ev.WaitTimeoutEvent
+	}
+	ev := &event.HumanInTheLoopTimeoutEvent{}
+	return ev, &ev.WaitTimeoutEvent
+}
+
+// deadline is what the store keeps of one pending timeout: everything the
+// timeout event needs, so that any replica can publish it.
+type deadline struct {
+	AgentID string  `json:"agent_id"`
+	Thread  string  `json:"thread_id"`
+	Display string  `json:"display_id"`
+	Run     string  `json:"run_id"`
+	Request string  `json:"request_event_id"`
+	Event   string  `json:"event"`    // wire name of the timeout event
+	EventID string  `json:"event_id"` // derived from the request: every replica publishes the same
+	Seconds float64 `json:"timeout_seconds"`
+	Due     int64   `json:"due"` // Unix nanoseconds
+}
+
+// deadlineKey starts with the due time, zero-padded, so that listing the
+// keys alone tells when each is due.
+func deadlineKey(due int64, run, request string) string {
+	return fmt.Sprintf("%019d.%s.%s", due, run, request)
+}
+
+func dueOf(key string) (int64, bool) {
+	i := strings.IndexByte(key, '.')
+	if i <= 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(key[:i], 10, 64)
+	return n, err == nil
+}
+
+// recordDeadline stores the deadline of question q, asked by the run on t,
+// if it carries a timeout, and returns its key ("" if none). The due time
+// counts from the request's created_at, which is kept with the step's
+// outputs, so a republished request records the same deadline.
+func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent, q event.Event) (string, error) {
+	d, ok, err := QuestionTimeout(q)
+	if err != nil {
+		return "", Permanent(err)
+	}
+	if !ok {
+		return "", nil
+	}
+	b := q.EventBase()
+	created := b.CreatedAt
+	if created == 0 {
+		created = e.now().UnixNano()
+	}
+	bnd := bindingOf(e.class, t.Run, "timeout", []string{b.EventID})
+	if id := r.ident.Load(); id != nil {
+		bnd.secret = id.secret
+	}
+	dl := deadline{
+		AgentID: t.ID, Thread: t.Thread, Display: t.Display, Run: t.Run, Request: b.EventID,
+		Event: timeoutName(q), EventID: bnd.id("timeout", 0), Seconds: d.Seconds(),
+		Due: created + int64(d),
+	}
+	raw, err := json.Marshal(dl)
+	if err != nil {
+		return "", fmt.Errorf("dispatch: encode deadline: %w", err)
+	}
+	key := deadlineKey(dl.Due, t.Run, b.EventID)
+	if err := e.store.Set(ctx, deadlineScope(e.class), key, raw); err != nil {
+		return "", fmt.Errorf("dispatch: record deadline of %s: %w", b.EventID, err)
+	}
+	e.timers.add(dl.Due, key)
+	return key, nil
+}
+
+// dropDeadline removes the deadline of an answered question.
+func (e *Engine) dropDeadline(ctx context.Context, key string) {
+	if key == "" {
+		return
+	}
+	e.timers.cancel(key)
+	if err := e.store.Delete(ctx, deadlineScope(e.class), key); err != nil {
+		// The timer finds the question answered and drops it then.
+		e.log.WarnContext(ctx, "dispatch: deadline of an answered question not removed", "deadline", key, "error", err)
+	}
+}
+
+// Clock is the time source of the timeout scheduler.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f once d has passed, on a goroutine of the clock's
+	// choosing; Stop on the result prevents a call still pending.
+	AfterFunc(d time.Duration, f func()) interface{ Stop() bool }
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+func (wallClock) AfterFunc(d time.Duration, f func()) interface{ Stop() bool } {
+	return time.AfterFunc(d, f)
+}
+
+// WithTimeoutClock sets the clock the timeout scheduler reads and arms its
+// timer on (default: the wall clock). Tests pass a manual clock to make
+// timeouts fire when they advance it.
+func WithTimeoutClock(c Clock) Option { return func(e *Engine) { e.timers.clock = c } }
+
+// WithTimeoutRescan makes a started scheduler list the store's pending
+// deadlines every d (default: never), so that it also fires the deadlines
+// another replica recorded and can no longer fire (it was stopped for
+// good). Restarted replicas load them anyway.
+func WithTimeoutRescan(d time.Duration) Option { return func(e *Engine) { e.timers.rescan = d } }
+
+// WithTimeoutWorkers sets how many due timeouts are published at once
+// (default 16; 1 publishes them in due order).
+func WithTimeoutWorkers(n int) Option { return func(e *Engine) { e.timers.workers = max(n, 1) } }
+
+// StartTimeouts loads the pending deadlines of the class from the store
+// and starts the engine's timeout scheduler: one timer for the earliest
+// deadline, whatever the number of paused runs. When a deadline passes, the
+// scheduler publishes one timeout event (HumanInTheLoopTimeoutEvent,
+// BotInTheLoopTimeoutEvent or AgentInTheLoopTimeoutEvent, carrying
+// request_event_id and timeout_seconds) into the waiting run. Its event id
+// is derived from the request, so replicas firing the same deadline store
+// one event, and the run accepts the first of answer and timeout only.
+// Close stops the scheduler.
+func (e *Engine) StartTimeouts(ctx context.Context) error {
+	return e.timers.start(ctx)
+}
+
+// PendingTimeouts returns the number of deadlines the scheduler holds (for
+// tests and metrics).
+func (e *Engine) PendingTimeouts() int {
+	e.timers.mu.Lock()
+	defer e.timers.mu.Unlock()
+	return len(e.timers.known)
+}
+
+// timeouts is the engine's scheduler: a heap of (due, key) and one timer.
+// Entries whose key is no longer known (answered here, or fired) are
+// skipped when they come up.
+type timeouts struct {
+	e       *Engine
+	clock   Clock
+	rescan  time.Duration
+	workers int
+
+	mu      sync.Mutex
+	h       dueHeap
+	known   map[string]struct{}
+	timer   interface{ Stop() bool }
+	armedAt int64 // due time the timer is set for; 0: none
+	started bool
+	closed  bool
+	ctx     context.Context
+	stopCtx context.CancelFunc
+	scan    interface{ Stop() bool }
+	firing  sync.WaitGroup
+}
+
+type dueEntry struct {
+	due int64
+	key string
+}
+
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	return h[i].due < h[j].due || h[i].due == h[j].due && h[i].key < h[j].key
+}
+func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)   { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (s *timeouts) add(due int64, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.known == nil {
+		s.known = map[string]struct{}{}
+	}
+	if _, ok := s.known[key]; ok {
+		return
+	}
+	s.known[key] = struct{}{}
+	heap.Push(&s.h, dueEntry{due: due, key: key})
+	s.armLocked()
+}
+
+func (s *timeouts) cancel(key string) {
+	s.mu.Lock()
+	delete(s.known, key)
+	s.mu.Unlock()
+}
+
+func (s *timeouts) start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return errors.New("dispatch: StartTimeouts called twice or after Close")
+	}
+	s.ctx, s.stopCtx = context.WithCancel(context.WithoutCancel(ctx))
+	s.mu.Unlock()
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	s.armLocked()
+	if s.rescan > 0 {
+		s.scan = s.clock.AfterFunc(s.rescan, s.rescanNow)
+	}
+	return nil
+}
+
+// load adds the store's pending deadlines; only their keys are read.
+func (s *timeouts) load(ctx context.Context) error {
+	keys, err := s.e.store.Keys(ctx, deadlineScope(s.e.class))
+	if err != nil {
+		return fmt.Errorf("dispatch: list pending deadlines: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.known == nil {
+		s.known = make(map[string]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		due, ok := dueOf(k)
+		if !ok {
+			continue
+		}
+		if _, dup := s.known[k]; dup {
+			continue
+		}
+		s.known[k] = struct{}{}
+		s.h = append(s.h, dueEntry{due: due, key: k})
+	}
+	heap.Init(&s.h)
+	return nil
+}
+
+func (s *timeouts) rescanNow() {
+	s.mu.Lock()
+	ctx, closed := s.ctx, s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	if err := s.load(ctx); err != nil {
+		s.e.log.Warn("dispatch: rescan of pending deadlines failed", "error", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.armLocked()
+		s.scan = s.clock.AfterFunc(s.rescan, s.rescanNow)
+	}
+}
+
+// armLocked sets the timer for the earliest known deadline.
+func (s *timeouts) armLocked() {
+	if !s.started || s.closed {
+		return
+	}
+	for len(s.h) > 0 {
+		if _, ok := s.known[s.h[0].key]; ok {
+			break
+		}
+		heap.Pop(&s.h) // answered or fired
+	}
+	if len(s.h) == 0 {
+		if s.timer != nil {
+			s.timer.Stop()
+			s.timer, s.armedAt = nil, 0
+		}
+		return
+	}
+	due := s.h[0].due
+	if s.timer != nil && s.armedAt == due {
+		return
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	wait := time.Duration(due - s.clock.Now().UnixNano())
+	s.armedAt = due
+	s.timer = s.clock.AfterFunc(max(wait, 0), s.fire)
+}
+
+// fire publishes the timeouts that are due, in due order, several at a time,
+// and waits for them; a deadline whose publishing failed is tried again a
+// second later.
+func (s *timeouts) fire() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.timer, s.armedAt = nil, 0
+	now := s.clock.Now().UnixNano()
+	var due []dueEntry
+	for len(s.h) > 0 && s.h[0].due <= now {
+		x := heap.Pop(&s.h).(dueEntry)
+		if _, ok := s.known[x.key]; ok {
+			due = append(due, x)
+		}
+	}
+	ctx := s.ctx
+	s.firing.Add(1)
+	s.mu.Unlock()
+	defer s.firing.Done()
+
+	failed := make([]bool, len(due))
+	if s.workers <= 1 || len(due) == 1 {
+		for i, x := range due {
+			failed[i] = !s.e.fireDeadline(ctx, x.key)
+		}
+	} else {
+		sem := make(chan struct{}, s.workers)
+		var wg sync.WaitGroup
+		for i, x := range due {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				failed[i] = !s.e.fireDeadline(ctx, x.key)
+			})
+		}
+		wg.Wait()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	retry := s.clock.Now().Add(time.Second).UnixNano()
+	for i, x := range due {
+		if _, ok := s.known[x.key]; !ok {
+			continue
+		}
+		if failed[i] && !s.closed {
+			heap.Push(&s.h, dueEntry{due: retry, key: x.key})
+		} else {
+			delete(s.known, x.key)
+		}
+	}
+	s.armLocked()
+}
+
+func (s *timeouts) stop() {
+	s.mu.Lock()
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.scan != nil {
+		s.scan.Stop()
+	}
+	if s.stopCtx != nil {
+		s.stopCtx()
+	}
+	s.mu.Unlock()
+	s.firing.Wait()
+}
+
+// fireDeadline publishes the timeout of the deadline stored under key into
+// its run, unless the question was answered or the run ended, and removes
+// the deadline. It reports false when it must be tried again (the store or
+// the bus failed).
+func (e *Engine) fireDeadline(ctx context.Context, key string) bool {
+	sc := deadlineScope(e.class)
+	raw, ok, err := e.store.Get(ctx, sc, key)
+	if err != nil {
+		e.log.WarnContext(ctx, "dispatch: read deadline", "deadline", key, "error", err)
+		return false
+	}
+	if !ok {
+		return true // fired or answered elsewhere
+	}
+	var dl deadline
+	if err := json.Unmarshal(raw, &dl); err != nil || dl.Run == "" || dl.Request == "" || dl.EventID == "" {
+		e.log.ErrorContext(ctx, "dispatch: deadline does not decode; removed", "deadline", key, "error", err)
+		return e.removeDeadline(ctx, key)
+	}
+	run := RunKey{Class: e.class, Run: dl.Run}
+	if by, answered, err := e.store.Marker(ctx, run, answeredPrefix+dl.Request); err != nil {
+		e.log.WarnContext(ctx, "dispatch: read answered marker", "run_id", dl.Run, "error", err)
+		return false
+	} else if answered && by != dl.EventID {
+		e.log.InfoContext(ctx, "dispatch: question answered before its timeout; timeout dropped",
+			"run_id", dl.Run, "request_event_id", dl.Request, "answered_by", by)
+		return e.removeDeadline(ctx, key)
+	}
+	if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+		e.log.WarnContext(ctx, "dispatch: read terminal marker", "run_id", dl.Run, "error", err)
+		return false
+	} else if ended {
+		e.log.InfoContext(ctx, "dispatch: run ended before its question timed out; timeout dropped",
+			"run_id", dl.Run, "request_event_id", dl.Request)
+		return e.removeDeadline(ctx, key)
+	}
+	ev, w := newTimeout(dl.Event)
+	w.EventID, w.CreatedAt = dl.EventID, dl.Due
+	w.RequestEventID, w.TimeoutSeconds = dl.Request, dl.Seconds
+	data, err := event.Marshal(ev)
+	if err != nil {
+		e.log.ErrorContext(ctx, "dispatch: encode timeout event; deadline removed", "deadline", key, "error", err)
+		return e.removeDeadline(ctx, key)
+	}
+	t := topic.Agent{Class: e.class, ID: dl.AgentID, Thread: dl.Thread, Display: dl.Display, Run: dl.Run}
+	subj, err := t.Event(topic.Control, dl.Event, dl.EventID).Subject()
+	if err != nil {
+		e.log.ErrorContext(ctx, "dispatch: timeout subject; deadline removed", "deadline", key, "error", err)
+		return e.removeDeadline(ctx, key)
+	}
+	if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, dl.EventID); err != nil {
+		e.log.WarnContext(ctx, "dispatch: publish timeout event", "run_id", dl.Run, "error", err)
+		return false
+	}
+	late := e.timers.clock.Now().UnixNano() - dl.Due
+	e.log.InfoContext(ctx, "dispatch: question timed out; timeout event published", "run_id", dl.Run,
+		"request_event_id", dl.Request, "event", dl.Event, "event_id", dl.EventID, "late", time.Duration(late))
+	return e.removeDeadline(ctx, key)
+}
+
+func (e *Engine) removeDeadline(ctx context.Context, key string) bool {
+	if err := e.store.Delete(ctx, deadlineScope(e.class), key); err != nil {
+		e.log.WarnContext(ctx, "dispatch: remove deadline", "deadline", key, "error", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,41 @@
+package event_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/saap-go/agent/event"
+)
+
+// An extra member set in Go is written after the declared fields, survives
+// a decode, and a declared field's name is never written twice.
+func TestSetExtra(t *testing.T) {
+	req := &event.HumanInTheLoopInputRequestEvent{}
+	req.Question = "name?"
+	if err := event.SetExtra(req, "timeout_seconds", []byte("30")); err != nil {
+		t.Fatal(err)
+	}
+	if err := event.SetExtra(req, "question", []byte(`"shadow"`)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := event.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"timeout_seconds": 30`) || strings.Contains(string(data), "shadow") {
+		t.Fatalf("encoded %s", data)
+	}
+	back, err := event.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, ok := event.Extra(back, "timeout_seconds"); !ok || string(raw) != "30" {
+		t.Fatalf("extra after decode = %q, %v", raw, ok)
+	}
+	if err := event.SetExtra(req, "x", []byte("{")); err == nil {
+		t.Fatal("invalid JSON accepted")
+	}
+	if err := event.SetExtra(req, "", []byte("1")); err == nil {
+		t.Fatal("empty key accepted")
+	}
+}
