@@ -12,6 +12,7 @@ import (
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
@@ -58,7 +59,12 @@ type orchestrator struct {
 
 func (o *orchestrator) Class() string { return o.class }
 func (o *orchestrator) Steps() []*step.Step {
-	return []*step.Step{step.New(o.Ask), step.New(o.Done), step.New(o.Failed)}
+	return []*step.Step{step.New(o.Ask), step.New(o.Done), step.New(o.Failed), step.New(o.TimedOut)}
+}
+
+// TimedOut ends the run with -2 when the worker did not answer in time.
+func (o *orchestrator) TimedOut(ctx step.Context, x *event.AgentInTheLoopTimeoutEvent) (*Result, error) {
+	return &Result{Value: -2, From: event.Name(x)}, nil
 }
 
 func (o *orchestrator) Ask(ctx step.Context, m *event.UserMessageEvent) (*event.AgentInTheLoopRequestEvent, error) {
@@ -413,4 +419,99 @@ func TestAITLCallerRestart(t *testing.T) {
 	if res.From != "WorkerDoneStop" || count(evs, "AgentInTheLoopResponseEvent") != 1 {
 		t.Errorf("after the restart: %+v, events %s", res, names(evs))
 	}
+}
+
+// waitDrained waits until the durable consumer durable on stream has
+// handled every message it holds.
+func waitDrained(t *testing.T, c *natsbus.Bus, stream, durable string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	for {
+		ci, err := c.JetStream().Consumer(ctx, stream, durable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := ci.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 {
+			return
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("consumer %s never drained: pending %d, ack pending %d", durable, info.NumPending, info.NumAckPending)
+		}
+	}
+}
+
+// TestScenario40_AITLTimeout: a delegation with a timeout of 0.1 s to a
+// silent delegate ends in exactly one AgentInTheLoopTimeoutEvent carrying
+// request_event_id; the delegate's late answer is dropped. With a delegate
+// that answers first, no timeout event is ever published.
+func TestScenario40_AITLTimeout(t *testing.T) {
+	eachTarget(t, func(t *testing.T, tg target) {
+		c := client(t, tg.natsURL)
+		caller, silent, quick := uniqueClass("Orchestrator"), uniqueClass("Silent"), uniqueClass("Quick")
+		for _, cl := range []string{caller, silent, quick} {
+			dropStream(t, c, cl)
+		}
+		d := startRefDelegate(t, c, silent, func(*bus.Msg, topic.Agent) (string, []byte) { return "", nil })
+		startRefDelegate(t, c, quick, func(*bus.Msg, topic.Agent) (string, []byte) { return "WorkerDoneStop", []byte(refStop) })
+		store := storeFor(t, tg, c)
+		startRunner(t, &orchestrator{class: caller, worker: silent, opts: []hitl.DelegateOption{hitl.DelegateTimeout(100 * time.Millisecond)}},
+			agent.WithNATS(tg.natsURL), agent.Standalone(), store, quiet(t))
+		w := watch(t, c, caller)
+
+		run := newRun(caller, "boss")
+		publish(t, c, run, userMessage("8"), nil)
+		start := d.next(t)
+		res, evs := aitlOutcome(t, c, w, run)
+		if res.Value != -2 || count(evs, "AgentInTheLoopTimeoutEvent") != 1 {
+			t.Fatalf("silent delegate: Result(%d) from %s; events %s; want one AgentInTheLoopTimeoutEvent", res.Value, res.From, names(evs))
+		}
+		var req *event.AgentInTheLoopRequestEvent
+		for _, e := range evs {
+			switch x := e.(type) {
+			case *event.AgentInTheLoopRequestEvent:
+				req = x
+			case *event.AgentInTheLoopTimeoutEvent:
+				if req == nil || x.RequestEventID != req.EventID {
+					t.Errorf("timeout carries request_event_id %q, want the request's", x.RequestEventID)
+				}
+			}
+		}
+		// The delegate answers late: nothing more reaches the caller's run.
+		tp, _ := topic.ParseAgent(start.Subject)
+		id := event.NewID()
+		subj, _ := tp.Event(topic.Control, "WorkerDoneStop", id).Subject()
+		if _, err := c.PublishStream(context.Background(), &bus.Msg{Subject: subj, Data: []byte(strings.Replace(refStop, "EVENT_ID", id, 1))}, id); err != nil {
+			t.Fatal(err)
+		}
+		waitDrained(t, c, topic.StreamName(silent), "aitl_"+caller+"_"+silent)
+		if after := controlEvents(t, c, caller, run.Run); count(after, "AgentInTheLoopResponseEvent") != 0 || count(after, "Result") != 1 {
+			t.Errorf("after the late answer: %s, want no response and one Result", names(after))
+		}
+
+		// A delegate that answers first: one response, never a timeout.
+		caller2 := uniqueClass("Orchestrator")
+		dropStream(t, c, caller2)
+		startRunner(t, &orchestrator{class: caller2, worker: quick, opts: []hitl.DelegateOption{hitl.DelegateTimeout(time.Second)}},
+			agent.WithNATS(tg.natsURL), agent.Standalone(), store, quiet(t))
+		w2 := watch(t, c, caller2)
+		run2 := newRun(caller2, "boss")
+		publish(t, c, run2, userMessage("8"), nil)
+		res, _ = aitlOutcome(t, c, w2, run2)
+		if res.From != "WorkerDoneStop" {
+			t.Fatalf("quick delegate: Result from %s, want the delegate's stop", res.From)
+		}
+		// Absence can only be observed by waiting past the deadline.
+		time.Sleep(1500 * time.Millisecond)
+		if evs := controlEvents(t, c, caller2, run2.Run); count(evs, "AgentInTheLoopTimeoutEvent") != 0 ||
+			count(evs, "AgentInTheLoopResponseEvent") != 1 {
+			t.Errorf("quick delegate: %s, want one response and no timeout", names(evs))
+		}
+	})
 }
