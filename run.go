@@ -206,6 +206,12 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
+	// Pending deadlines of questions are loaded (keys only) and served by
+	// one timer for the whole class, however many runs are paused.
+	if err := eng.StartTimeouts(ctx); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+
 	if delegates(r.workflow) {
 		d, err := startDelegator(ctx, r.class, b, store, r.log)
 		if err != nil {
@@ -431,6 +437,9 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 		dispatch.WithTracer(tp.Tracer(tracerName)),
 		dispatch.WithOutageBudget(r.o.outageBudget),
 		dispatch.WithMaxDeliver(maxDeliver),
+		// Deadlines recorded by a replica that stopped for good are
+		// picked up by the others.
+		dispatch.WithTimeoutRescan(timeoutRescan),
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
@@ -443,6 +452,10 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 }
 
 const tracerName = "github.com/saap-go/agent"
+
+// timeoutRescan is how often a runner lists the pending deadlines of its
+// class, to fire those whose replica is gone.
+const timeoutRescan = 30 * time.Second
 
 // standalone says whether runs use the defaults instead of the config RPC:
 // by option, by SAAP_STANDALONE, or because the runner started its own

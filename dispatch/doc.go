@@ -48,6 +48,22 @@
 // nothing is stored or published for them. The identity is cached with the
 // run's history, so checking it costs no store call while the run is cached.
 //
+// # Timeouts of questions
+//
+// A question may carry a timeout (QuestionTimeout: the timeout_seconds of
+// an AgentInTheLoopRequestEvent, an extra timeout_seconds member of a HITL
+// or BITL request). Before it is published, its deadline is recorded in
+// the store, counted from its created_at, next to the open question. The
+// engine's scheduler (StartTimeouts) serves every deadline of the class
+// with one timer; when one passes without an answer it publishes the
+// matching timeout event (HumanInTheLoopTimeoutEvent,
+// BotInTheLoopTimeoutEvent, AgentInTheLoopTimeoutEvent) into the run, with
+// an id derived from the request, so that replicas firing the same
+// deadline store one event. The timeout is an answer like any other: the
+// first of answer and timeout closes the question, and an accepted answer
+// removes the deadline. A restarted engine lists the pending deadlines
+// (their keys only) and goes on.
+//
 // Then the candidates, the steps declaring the event's exact wire name
 // (step.Workflow.Candidates), are judged in alphabetical order on a snapshot:
 // the run's control events up to the trigger's stream sequence. A step is

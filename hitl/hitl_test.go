@@ -2,6 +2,7 @@ package hitl_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -319,4 +320,69 @@ type manual struct{ c memory.Clock }
 func (m manual) Now() time.Time { return m.c.Now() }
 func (m manual) AfterFunc(d time.Duration, f func()) interface{ Stop() bool } {
 	return m.c.AfterFunc(d, f)
+}
+
+// A BITL question times out with a BotInTheLoopTimeoutEvent and an AITL
+// question with an AgentInTheLoopTimeoutEvent, each naming its request.
+func TestTimeoutTypes(t *testing.T) {
+	bot := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.BotInTheLoopRequestEvent, error) {
+		req := &event.BotInTheLoopRequestEvent{
+			User:          &event.UserIdentity{ID: "u1", Name: "Ursula", Email: "u@example.com", Roles: []string{"user"}},
+			Question:      "Deploy?",
+			ChannelConfig: []byte(`{"channel_id": "C1", "service_url": "https://example.com"}`),
+			Topic:         &event.Topic{},
+		}
+		return req, hitl.SetTimeout(req, 5*time.Second)
+	}, step.Name("bot"))
+	botLate := step.New(func(ctx step.Context, to *event.BotInTheLoopTimeoutEvent) (*Decision, error) {
+		return &Decision{Outcome: "bot timeout " + to.RequestEventID}, nil
+	}, step.Name("botLate"))
+	botAns := step.New(func(ctx step.Context, _ *event.BotInTheLoopResponseEvent) (*Decision, error) {
+		return &Decision{Outcome: "bot answer"}, nil
+	}, step.Name("botAns"))
+	w, err := step.NewWorkflow("BotAsker", bot, botLate, botAns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, w)
+	res := h.Start(&event.StartEvent{})
+	req := res.Get("BotInTheLoopRequestEvent")
+	if len(req) != 1 {
+		t.Fatalf("requests %v", res.Names())
+	}
+	h.Advance(5 * time.Second)
+	if got := outcome(t, res); got != "bot timeout "+req[0].EventBase().EventID {
+		t.Errorf("BITL outcome %q", got)
+	}
+
+	ask := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.AgentInTheLoopRequestEvent, error) {
+		secs := 2.5
+		start := &event.StartEvent{}
+		return &event.AgentInTheLoopRequestEvent{
+			StartEvent:      start,
+			OtherAgentTopic: &event.Topic{AgentClass: event.Str("Helper"), AgentID: event.Str("h1")},
+			ShareThreadID:   true, ShareDisplayID: true,
+			TimeoutSeconds: &secs,
+		}, nil
+	}, step.Name("delegate"))
+	agentLate := step.New(func(ctx step.Context, to *event.AgentInTheLoopTimeoutEvent) (*Decision, error) {
+		return &Decision{Outcome: fmt.Sprint("agent timeout ", to.TimeoutSeconds)}, nil
+	}, step.Name("agentLate"))
+	agentAns := step.New(func(ctx step.Context, _ *event.AgentInTheLoopResponseEvent) (*Decision, error) {
+		return &Decision{Outcome: "agent answer"}, nil
+	}, step.Name("agentAns"))
+	w2, err := step.NewWorkflow("Delegator", ask, agentLate, agentAns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := agenttest.New(t, w2)
+	res2 := h2.Start(&event.StartEvent{})
+	h2.Advance(2 * time.Second)
+	if res2.Terminal() != nil {
+		t.Fatalf("AITL run ended before its timeout: %v", res2.Names())
+	}
+	h2.Advance(500 * time.Millisecond)
+	if got := outcome(t, res2); got != "agent timeout 2.5" {
+		t.Errorf("AITL outcome %q", got)
+	}
 }
