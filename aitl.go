@@ -361,12 +361,21 @@ func (d *delegator) handleAnswer(dc string, del bus.Delivery) {
 		d.ack(del)
 		return
 	}
-	by, answered, err := dispatch.Answered(ctx, d.store, dispatch.RunKey{Class: rec.Class, Run: rec.Run}, rec.RequestID)
+	callerRun := dispatch.RunKey{Class: rec.Class, Run: rec.Run}
+	by, answered, err := dispatch.Answered(ctx, d.store, callerRun, rec.RequestID)
 	if err != nil {
 		d.retry(del, "read the question's outcome", err)
 		return
 	}
-	if answered && by != derivedID(rec.RequestID, "outcome") {
+	end, ended, err := d.store.Marker(ctx, callerRun, dispatch.MarkerEnd)
+	if err != nil {
+		d.retry(del, "read the caller run's end", err)
+		return
+	}
+	if ended && !answered {
+		d.log.Info("agent: delegate answered after the caller's run ended; dropped", "run_id", rec.Run,
+			"run_end", end, "request_event_id", rec.RequestID, "delegate_class", dc, "delegate_run_id", t.Run)
+	} else if answered && by != derivedID(rec.RequestID, "outcome") {
 		d.log.Info("agent: delegate answered after the question had its outcome; dropped",
 			"run_id", rec.Run, "request_event_id", rec.RequestID, "outcome_event_id", by,
 			"delegate_class", dc, "delegate_run_id", t.Run, "event", event.Name(ev))
