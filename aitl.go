@@ -234,7 +234,7 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 	}
 	dt, err := delegateTopic(caller, req)
 	if err != nil {
-		d.reject(del, err.Error())
+		d.fail(del, caller, req, err.Error())
 		return
 	}
 	ctx := bus.ExtractTrace(d.ctx, m.Header) // the delegate's run continues the caller's trace
@@ -265,12 +265,12 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 	}
 	data, err := event.Marshal(start)
 	if err != nil {
-		d.reject(del, fmt.Sprintf("encode the start event: %v", err))
+		d.fail(del, caller, req, fmt.Sprintf("encode the start event: %v", err))
 		return
 	}
 	subj, err := dt.Subject()
 	if err != nil {
-		d.reject(del, err.Error())
+		d.fail(del, caller, req, err.Error())
 		return
 	}
 	// No X-AIHub-* headers go with it, as with the reference: the delegate
@@ -281,6 +281,29 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 	}
 	d.log.Info("agent: delegated", "run_id", caller.Run, "request_event_id", req.EventID,
 		"delegate_class", dt.Class, "delegate_agent_id", dt.ID, "delegate_run_id", dt.Run)
+	d.ack(del)
+}
+
+// fail answers a request that cannot be delegated with an
+// AgentInTheLoopExceptionEvent in the caller's run, so the run does not
+// wait for a delegate that never starts.
+func (d *delegator) fail(del bus.Delivery, caller topic.Agent, req *event.AgentInTheLoopRequestEvent, reason string) {
+	if req.EventID == "" {
+		d.reject(del, reason)
+		return
+	}
+	d.log.Error("agent: delegation failed", "run_id", caller.Run, "request_event_id", req.EventID, "reason", reason)
+	exc := &event.ExceptionEvent{Message: "delegation failed: " + reason, HTTPStatusCode: 500}
+	exc.EventID = derivedID(req.EventID, "failure")
+	exc.CreatedAt = time.Now().UnixNano()
+	out := &event.AgentInTheLoopExceptionEvent{ExceptionEvent: exc, RequestEventID: req.EventID}
+	out.EventID = derivedID(req.EventID, "outcome")
+	out.CreatedAt = exc.CreatedAt
+	t := topic.Agent{Class: caller.Class, ID: caller.ID, Thread: caller.Thread, Display: caller.Display, Run: caller.Run}
+	if _, err := bus.PublishEvent(bus.ExtractTrace(d.ctx, del.Msg().Header), d.b, t, out, nil); err != nil {
+		d.retry(del, "publish the failed delegation", err)
+		return
+	}
 	d.ack(del)
 }
 

@@ -55,6 +55,7 @@ func lastText(m *event.UserMessageEvent) string {
 type orchestrator struct {
 	class, worker string
 	opts          []hitl.DelegateOption
+	raw           bool // build the request by hand, unchecked
 }
 
 func (o *orchestrator) Class() string { return o.class }
@@ -68,6 +69,10 @@ func (o *orchestrator) TimedOut(ctx step.Context, x *event.AgentInTheLoopTimeout
 }
 
 func (o *orchestrator) Ask(ctx step.Context, m *event.UserMessageEvent) (*event.AgentInTheLoopRequestEvent, error) {
+	if o.raw {
+		return &event.AgentInTheLoopRequestEvent{StartEvent: event.Stamp(userMessage(lastText(m))),
+			OtherAgentTopic: &event.Topic{AgentClass: event.Str(o.worker), AgentID: event.Str("w1")}, ShareThreadID: true, ShareDisplayID: true}, nil
+	}
 	return hitl.Delegate(o.worker, "w1", userMessage(lastText(m)), o.opts...)
 }
 
@@ -514,4 +519,28 @@ func TestScenario40_AITLTimeout(t *testing.T) {
 			t.Errorf("quick delegate: %s, want one response and no timeout", names(evs))
 		}
 	})
+}
+
+// TestAITLUndeliverableRequest: a request whose delegate cannot be
+// addressed gets an AgentInTheLoopExceptionEvent, so the run does not wait
+// for ever.
+func TestAITLUndeliverableRequest(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	caller := uniqueClass("Orchestrator")
+	startRunner(t, &orchestrator{class: caller, worker: "", raw: true}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+	w := watch(t, c, caller)
+	run := newRun(caller, "boss")
+	publish(t, c, run, userMessage("8"), nil)
+	res, evs := aitlOutcome(t, c, w, run)
+	if res.Value != -1 || count(evs, "AgentInTheLoopExceptionEvent") != 1 {
+		t.Fatalf("Result(%d); events %s; want the exception path", res.Value, names(evs))
+	}
+	for _, e := range evs {
+		if x, ok := e.(*event.AgentInTheLoopExceptionEvent); ok {
+			if m := x.ExceptionEvent.(*event.ExceptionEvent).Message; !strings.Contains(m, "other_agent_topic") {
+				t.Errorf("exception message %q does not say what was wrong", m)
+			}
+		}
+	}
 }
