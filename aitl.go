@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
@@ -124,6 +126,10 @@ func startDelegator(ctx context.Context, class string, b bus.Bus, s dispatch.Sto
 		FilterSubject: filter,
 		MaxDeliver:    -1,
 	}
+	if err := deliverNew(ctx, b, cfg); err != nil {
+		d.stop()
+		return nil, err
+	}
 	c, err := b.Consume(ctx, cfg, d.handleRequest)
 	if err != nil {
 		d.stop()
@@ -178,11 +184,43 @@ func (d *delegator) watch(ctx context.Context, dc string) error {
 		FilterSubject: filter,
 		MaxDeliver:    -1,
 	}
+	if err := deliverNew(ctx, d.b, cfg); err != nil {
+		return err
+	}
 	c, err := d.b.Consume(ctx, cfg, func(del bus.Delivery) { d.handleAnswer(dc, del) })
 	if err != nil {
 		return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
 	}
 	d.answers[dc] = c
+	return nil
+}
+
+// deliverNew creates the durable consumer cfg, if absent, to deliver only
+// messages stored from now on: a class's stream may hold weeks of history
+// (requests a Python runner handled, other callers' delegate runs) that must
+// not be replayed. The consumer is created before the first request it
+// serves is published, so nothing of its own precedes it; once it exists,
+// a restart resumes where it stopped. Buses without JetStream access (none
+// the runner uses) keep the bus's default.
+func deliverNew(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) error {
+	jsb, ok := b.(interface{ JetStream() jetstream.JetStream })
+	if !ok {
+		return nil
+	}
+	w := cfg.WithDefaults()
+	_, err := jsb.JetStream().CreateConsumer(ctx, w.Stream, jetstream.ConsumerConfig{
+		Durable:       w.Durable,
+		FilterSubject: w.FilterSubject,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverNewPolicy,
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+		AckWait:       w.AckWait,
+		MaxDeliver:    w.MaxDeliver,
+		MaxAckPending: w.MaxAckPending,
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerExists) {
+		return fmt.Errorf("agent: consumer %s on %s: %w", w.Durable, w.Stream, err)
+	}
 	return nil
 }
 

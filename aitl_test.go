@@ -544,3 +544,31 @@ func TestAITLUndeliverableRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestAITLHistoryNotReplayed: AITL requests stored in the caller's stream
+// before its runner ever ran (a Python runner's, say) start no delegate.
+func TestAITLHistoryNotReplayed(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	caller, worker := uniqueClass("Orchestrator"), uniqueClass("RefWorker")
+	d := startRefDelegate(t, c, worker, func(*bus.Msg, topic.Agent) (string, []byte) { return "WorkerDoneStop", []byte(refStop) })
+	if err := c.EnsureStream(context.Background(), bus.AgentStream(caller)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := hitl.Delegate(worker, "w1", userMessage("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, c, newRun(caller, "boss"), old, nil)
+
+	startRunner(t, &orchestrator{class: caller, worker: worker}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+	w := watch(t, c, caller)
+	run := newRun(caller, "boss")
+	publish(t, c, run, userMessage("8"), nil)
+	aitlOutcome(t, c, w, run)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.starts) != 1 {
+		t.Errorf("delegate started %d times, want once (the old request must not be replayed)", len(d.starts))
+	}
+}

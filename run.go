@@ -173,6 +173,15 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer func() { eng.Close() }() // after the consumer has stopped (srv.shutdown)
+	if delegates(r.workflow) {
+		// Before the runner consumer, so that no AITL request a run
+		// publishes precedes the consumer that starts its delegate.
+		d, err := startDelegator(ctx, r.class, b, store, r.log)
+		if err != nil {
+			return err
+		}
+		defer d.stop() // after the runner consumer has stopped
+	}
 	if r.o.discoverable {
 		if err := r.serveDiscovery(ctx, res, b); err != nil {
 			return err
@@ -210,15 +219,6 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	// one timer for the whole class, however many runs are paused.
 	if err := eng.StartTimeouts(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
-	}
-
-	if delegates(r.workflow) {
-		d, err := startDelegator(ctx, r.class, b, store, r.log)
-		if err != nil {
-			srv.shutdown(cons, r.o.shutdownTimeout)
-			return err
-		}
-		defer d.stop() // before the engine closes and the bus drains
 	}
 
 	if r.o.discoverable {
