@@ -398,6 +398,10 @@ func (d *delegator) handleAnswer(dc string, del bus.Delivery) {
 		d.ack(del)
 		return
 	}
+	if typ, ok := event.Lookup(t.Name); ok && !slices.Contains(typ.Parents, "StopEvent") && !slices.Contains(typ.Parents, "ExceptionEvent") {
+		d.ack(del) // a known type that ends no run: not worth decoding
+		return
+	}
 	ev, err := event.Unmarshal(m.Data)
 	if err != nil || (!event.IsStop(ev) && !event.IsException(ev)) {
 		d.ack(del) // not an outcome, or not one to judge here
