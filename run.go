@@ -215,9 +215,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	// Pending deadlines of questions are loaded (keys only) and served by
-	// one timer for the whole class, however many runs are paused.
-	if err := eng.StartTimeouts(ctx); err != nil {
+	// Pending deadlines of questions are listed (keys only) in the
+	// background, so a restart does not wait for them, and served by one
+	// timer for the whole class, however many runs are paused.
+	if err := eng.StartTimeoutsBackground(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 

@@ -23,13 +23,60 @@ import (
 // AgentInTheLoopRequestEvent declares it.
 const TimeoutField = "timeout_seconds"
 
-// DeadlineScope is the ID of the thread-context scope in which the engine
-// keeps the pending deadlines of a class's questions, one key each. It has
-// a dot, so no thread id (a subject token) can name it.
-const DeadlineScope = "saap.deadlines"
+// Where the engine keeps the pending deadlines of a class's questions: in
+// thread-context scopes whose ids have a dot, so that no thread id (a
+// subject token) can name them. Deadlines are grouped by due time in
+// buckets of DeadlineBucket: the deadline due at time d is a key of the
+// scope DeadlineScope+"."+(d.UnixNano() / DeadlineBucket), and the scope
+// DeadlineScope lists the buckets in use (key: the bucket number). A
+// starting engine lists the buckets, then the keys of the buckets due
+// within one bucket's time only; later buckets are listed when their time
+// comes near. So a restart costs the same with many deadlines far ahead.
+const (
+	DeadlineScope  = "saap.deadlines"
+	DeadlineBucket = 10 * time.Minute
+)
 
-func deadlineScope(class string) Scope {
+func indexScope(class string) Scope {
 	return Scope{Kind: ThreadScope, Class: class, ID: DeadlineScope}
+}
+
+func bucketOf(due int64) int64 { return due / int64(DeadlineBucket) }
+
+func bucketScope(class string, bucket int64) Scope {
+	return Scope{Kind: ThreadScope, Class: class, ID: DeadlineScope + "." + strconv.FormatInt(bucket, 10)}
+}
+
+// deadlineScope is the scope that holds the deadline key.
+func deadlineScope(class, key string) Scope {
+	due, _ := dueOf(key)
+	return bucketScope(class, bucketOf(due))
+}
+
+// bucketPrefix marks the scheduler's own entries: "list this bucket".
+const bucketPrefix = "\x00bucket."
+
+// PendingDeadlines lists the keys of every pending deadline of class in s,
+// all buckets included (for tests and tools; an engine never lists them
+// all at once).
+func PendingDeadlines(ctx context.Context, s Store, class string) ([]string, error) {
+	buckets, err := s.Keys(ctx, indexScope(class))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, b := range buckets {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil {
+			continue
+		}
+		keys, err := s.Keys(ctx, bucketScope(class, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+	}
+	return out, nil
 }
 
 // QuestionTimeout returns the timeout a question carries: the
@@ -144,8 +191,14 @@ func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent,
 		return "", fmt.Errorf("dispatch: encode deadline: %w", err)
 	}
 	key := deadlineKey(dl.Due, t.Run, b.EventID)
-	if err := e.store.Set(ctx, deadlineScope(e.class), key, raw); err != nil {
+	if err := e.store.Set(ctx, deadlineScope(e.class, key), key, raw); err != nil {
 		return "", fmt.Errorf("dispatch: record deadline of %s: %w", b.EventID, err)
+	}
+	// After the deadline: a listed bucket always holds what it was listed for.
+	if bk := bucketOf(dl.Due); e.timers.indexed(bk) {
+		if err := e.store.Set(ctx, indexScope(e.class), strconv.FormatInt(bk, 10), []byte("1")); err != nil {
+			return "", fmt.Errorf("dispatch: record deadline bucket of %s: %w", b.EventID, err)
+		}
 	}
 	e.timers.add(dl.Due, key)
 	return key, nil
@@ -157,7 +210,7 @@ func (e *Engine) dropDeadline(ctx context.Context, key string) {
 		return
 	}
 	e.timers.cancel(key)
-	if err := e.store.Delete(ctx, deadlineScope(e.class), key); err != nil {
+	if err := e.store.Delete(ctx, deadlineScope(e.class, key), key); err != nil {
 		// The timer finds the question answered and drops it then.
 		e.log.WarnContext(ctx, "dispatch: deadline of an answered question not removed", "deadline", key, "error", err)
 	}
@@ -203,15 +256,31 @@ func WithTimeoutWorkers(n int) Option { return func(e *Engine) { e.timers.worker
 // one event, and the run accepts the first of answer and timeout only.
 // Close stops the scheduler.
 func (e *Engine) StartTimeouts(ctx context.Context) error {
-	return e.timers.start(ctx)
+	return e.timers.start(ctx, false)
+}
+
+// StartTimeoutsBackground is StartTimeouts without waiting for the pending
+// deadlines to be listed: the scheduler serves new deadlines at once and
+// the pending ones as soon as the listing is done (retried until it
+// succeeds or Close), so a restart does not wait for them. Close waits for
+// the listing to end.
+func (e *Engine) StartTimeoutsBackground(ctx context.Context) error {
+	return e.timers.start(ctx, true)
 }
 
 // PendingTimeouts returns the number of deadlines the scheduler holds (for
 // tests and metrics).
+// Deadlines in buckets not listed yet (due later) are not counted.
 func (e *Engine) PendingTimeouts() int {
 	e.timers.mu.Lock()
 	defer e.timers.mu.Unlock()
-	return len(e.timers.known)
+	n := 0
+	for k := range e.timers.known {
+		if !strings.HasPrefix(k, bucketPrefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // timeouts is the engine's scheduler: a heap of (due, key) and one timer.
@@ -226,6 +295,7 @@ type timeouts struct {
 	mu      sync.Mutex
 	h       dueHeap
 	known   map[string]struct{}
+	buckets map[int64]struct{} // buckets this engine entered in the index
 	timer   interface{ Stop() bool }
 	armedAt int64 // due time the timer is set for; 0: none
 	started bool
@@ -259,6 +329,10 @@ func (h *dueHeap) Pop() any {
 func (s *timeouts) add(due int64, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.addLocked(due, key)
+}
+
+func (s *timeouts) addLocked(due int64, key string) {
 	if s.closed {
 		return
 	}
@@ -279,13 +353,23 @@ func (s *timeouts) cancel(key string) {
 	s.mu.Unlock()
 }
 
-func (s *timeouts) start(ctx context.Context) error {
+func (s *timeouts) start(ctx context.Context, background bool) error {
 	s.mu.Lock()
 	if s.started || s.closed {
 		s.mu.Unlock()
 		return errors.New("dispatch: StartTimeouts called twice or after Close")
 	}
 	s.ctx, s.stopCtx = context.WithCancel(context.WithoutCancel(ctx))
+	if background {
+		// New deadlines are served at once; the pending ones join as soon
+		// as they are listed.
+		s.started = true
+		s.armLocked()
+		s.firing.Add(1)
+		s.mu.Unlock()
+		go s.loadLoop()
+		return nil
+	}
 	s.mu.Unlock()
 	if err := s.load(ctx); err != nil {
 		return err
@@ -300,30 +384,99 @@ func (s *timeouts) start(ctx context.Context) error {
 	return nil
 }
 
-// load adds the store's pending deadlines; only their keys are read.
+// loadLoop lists the pending deadlines until it succeeds or the scheduler
+// stops, then arms the timer and the rescan.
+func (s *timeouts) loadLoop() {
+	defer s.firing.Done()
+	for {
+		err := s.load(s.ctx)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		if err == nil {
+			s.armLocked()
+			if s.rescan > 0 {
+				s.scan = s.clock.AfterFunc(s.rescan, s.rescanNow)
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.e.log.Warn("dispatch: pending deadlines could not be listed; trying again", "error", err)
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(loadRetry):
+		}
+	}
+}
+
+// loadRetry is the pause before listing the pending deadlines again.
+const loadRetry = 2 * time.Second
+
+// load lists the buckets in use and schedules the listing of each, one
+// bucket's time before it is due: the buckets due soon are listed at once
+// (by the timer), the others when their time comes near.
 func (s *timeouts) load(ctx context.Context) error {
-	keys, err := s.e.store.Keys(ctx, deadlineScope(s.e.class))
+	buckets, err := s.e.store.Keys(ctx, indexScope(s.e.class))
 	if err != nil {
-		return fmt.Errorf("dispatch: list pending deadlines: %w", err)
+		return fmt.Errorf("dispatch: list pending deadline buckets: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.known == nil {
-		s.known = make(map[string]struct{}, len(keys))
+		s.known = map[string]struct{}{}
 	}
-	for _, k := range keys {
-		due, ok := dueOf(k)
-		if !ok {
+	for _, b := range buckets {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil {
 			continue
 		}
-		if _, dup := s.known[k]; dup {
-			continue
-		}
-		s.known[k] = struct{}{}
-		s.h = append(s.h, dueEntry{due: due, key: k})
+		s.addLocked((n-1)*int64(DeadlineBucket), bucketPrefix+b)
 	}
-	heap.Init(&s.h)
 	return nil
+}
+
+// loadBucket adds the deadlines of bucket n; it reports false when the
+// store failed. A bucket whose time has passed and that holds nothing is
+// dropped from the index.
+func (s *timeouts) loadBucket(ctx context.Context, n int64) bool {
+	keys, err := s.e.store.Keys(ctx, bucketScope(s.e.class, n))
+	if err != nil {
+		s.e.log.WarnContext(ctx, "dispatch: list deadlines", "bucket", n, "error", err)
+		return false
+	}
+	if len(keys) == 0 && (n+1)*int64(DeadlineBucket) < s.clock.Now().UnixNano() {
+		if err := s.e.store.Delete(ctx, indexScope(s.e.class), strconv.FormatInt(n, 10)); err != nil {
+			s.e.log.WarnContext(ctx, "dispatch: drop empty deadline bucket", "bucket", n, "error", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if due, ok := dueOf(k); ok {
+			s.addLocked(due, k)
+		}
+	}
+	return true
+}
+
+// indexed reports whether bucket n must be entered in the index: the first
+// time this engine records a deadline in it. An engine remembers a bounded
+// number of buckets; entering one again is harmless.
+func (s *timeouts) indexed(n int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.buckets[n]; ok {
+		return false
+	}
+	if s.buckets == nil || len(s.buckets) >= 1024 {
+		s.buckets = map[int64]struct{}{}
+	}
+	s.buckets[n] = struct{}{}
+	return true
 }
 
 func (s *timeouts) rescanNow() {
@@ -451,7 +604,11 @@ func (s *timeouts) stop() {
 // the deadline. It reports false when it must be tried again (the store or
 // the bus failed).
 func (e *Engine) fireDeadline(ctx context.Context, key string) bool {
-	sc := deadlineScope(e.class)
+	if b, ok := strings.CutPrefix(key, bucketPrefix); ok {
+		n, _ := strconv.ParseInt(b, 10, 64)
+		return e.timers.loadBucket(ctx, n)
+	}
+	sc := deadlineScope(e.class, key)
 	raw, ok, err := e.store.Get(ctx, sc, key)
 	if err != nil {
 		e.log.WarnContext(ctx, "dispatch: read deadline", "deadline", key, "error", err)
@@ -507,7 +664,7 @@ func (e *Engine) fireDeadline(ctx context.Context, key string) bool {
 }
 
 func (e *Engine) removeDeadline(ctx context.Context, key string) bool {
-	if err := e.store.Delete(ctx, deadlineScope(e.class), key); err != nil {
+	if err := e.store.Delete(ctx, deadlineScope(e.class, key), key); err != nil {
 		e.log.WarnContext(ctx, "dispatch: remove deadline", "deadline", key, "error", err)
 		return false
 	}

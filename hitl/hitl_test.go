@@ -172,7 +172,7 @@ func TestTimeoutFires(t *testing.T) {
 	if n := h.Engine().PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after firing, want 0", n)
 	}
-	keys, err := h.Store().Keys(context.Background(), dispatch.Scope{Kind: dispatch.ThreadScope, Class: "Expenses", ID: dispatch.DeadlineScope})
+	keys, err := dispatch.PendingDeadlines(context.Background(), h.Store(), "Expenses")
 	if err != nil || len(keys) != 0 {
 		t.Errorf("deadlines left in the store: %v %v", keys, err)
 	}
@@ -191,7 +191,7 @@ func TestAnswerCancelsTimeout(t *testing.T) {
 	if n := h.Engine().PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after the answer", n)
 	}
-	keys, _ := h.Store().Keys(context.Background(), dispatch.Scope{Kind: dispatch.ThreadScope, Class: "Expenses", ID: dispatch.DeadlineScope})
+	keys, _ := dispatch.PendingDeadlines(context.Background(), h.Store(), "Expenses")
 	if len(keys) != 0 {
 		t.Errorf("deadline kept after the answer: %v", keys)
 	}
@@ -255,6 +255,7 @@ func TestRestartWithPendingDeadline(t *testing.T) {
 	h.Stub("decide", func(ctx step.Context, r *event.HumanInTheLoopConfirmationResponseEvent) (*Decision, error) {
 		return &Decision{Outcome: "stubbed"}, nil
 	})
+	h.Advance(0) // the restarted engine lists the bucket due now
 	if n := h.Engine().PendingTimeouts(); n != 1 {
 		t.Fatalf("restarted engine holds %d deadlines, want 1", n)
 	}
@@ -283,6 +284,7 @@ func TestTwoReplicasOneTimeout(t *testing.T) {
 	if err := second.StartTimeouts(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	h.Advance(0)
 	if n := second.PendingTimeouts(); n != 1 {
 		t.Fatalf("second replica holds %d deadlines", n)
 	}
