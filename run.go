@@ -173,6 +173,15 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer func() { eng.Close() }() // after the consumer has stopped (srv.shutdown)
+	if delegates(r.workflow) {
+		// Before the runner consumer, so that no AITL request a run
+		// publishes precedes the consumer that starts its delegate.
+		d, err := startDelegator(ctx, r.class, b, store, r.log)
+		if err != nil {
+			return err
+		}
+		defer d.stop() // after the runner consumer has stopped
+	}
 	if r.o.discoverable {
 		if err := r.serveDiscovery(ctx, res, b); err != nil {
 			return err

@@ -44,6 +44,17 @@
 // Without a step that takes the timeout event, a timed-out run stays
 // paused: declare one for every question with a timeout.
 //
+// # Delegation
+//
+// Delegate asks another agent instead of a human: it returns an
+// AgentInTheLoopRequestEvent naming the delegate's class and instance and
+// the start event for it. The caller's runner starts the delegate's run and
+// brings its first stop event back as an AgentInTheLoopResponseEvent, or
+// its exception as an AgentInTheLoopExceptionEvent, both with
+// request_event_id; with DelegateTimeout, an AgentInTheLoopTimeoutEvent
+// comes instead when the delegate is too slow. Both legs go through durable
+// JetStream consumers, so a restart of the caller loses no answer.
+//
 // # Bots
 //
 // A BotInTheLoopRequestEvent asks someone on a bot channel (Slack, Teams,
