@@ -56,6 +56,12 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"$KV.saap_state.r." + class + ".>",
 		"$KV.saap_state.m." + class + ".>",
 		"$KV.saap_state_threads.t." + class + ".>",
+		// Listing its own keys (pending deadlines): an ordered consumer
+		// filtered on them.
+		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.r." + class + ".>",
+		"$JS.API.CONSUMER.CREATE.KV_saap_state_threads.*.$KV.saap_state_threads.t." + class + ".>",
+		"$JS.API.CONSUMER.DELETE.KV_saap_state.*",
+		"$JS.API.CONSUMER.DELETE.KV_saap_state_threads.*",
 		// Discovery answers and configuration requests.
 		"class_discovery.agent." + class + ".*.response.*",
 		"class_discovery.agent." + class + ".*.announce.*",
