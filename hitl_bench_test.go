@@ -26,8 +26,8 @@ import (
 
 // BenchmarkHITLPausedTimeouts parks 10,000 runs on a confirmation with a
 // timeout each (40 s plus a random part of up to 200 s, so that they fall
-// due at about 50 a second once all are parked), reports the heap and goroutines they cost the runner's
-// process (the NATS server runs in a child process), then lets every
+// due at about 50 a second once all are parked), reports the heap and
+// goroutines they cost the runner's process (the NATS server runs in a child process), then lets every
 // timeout fire and reports how late the timeout events arrived: from the
 // deadline (the timeout event's created_at) to its arrival at a
 // subscriber.
