@@ -46,7 +46,7 @@ func BenchmarkHITLPausedTimeouts(b *testing.B) {
 func benchPausedTimeouts(b *testing.B, opts []agent.Option) {
 	const (
 		runs    = 10_000
-		timeout = 40 * time.Second // longer than parking the runs takes
+		timeout = 40 * time.Second  // longer than parking the runs takes
 		spread  = 200 * time.Second // deadlines spread over 200 s: about 50 a second
 	)
 	for b.Loop() {
