@@ -25,21 +25,35 @@ import (
 //	go test -run '^$' -bench 'HITL' -benchtime 1x .
 
 // BenchmarkHITLPausedTimeouts parks 10,000 runs on a confirmation with a
-// timeout each, reports the heap and goroutines they cost the runner's
-// process (the NATS server runs in a child process), then lets every
+// timeout each (40 s plus a random part of up to 200 s, so that they fall
+// due at about 50 a second once all are parked), reports the heap and
+// goroutines they cost the runner's process (the NATS server runs in a child process), then lets every
 // timeout fire and reports how late the timeout events arrived: from the
 // deadline (the timeout event's created_at) to its arrival at a
 // subscriber.
 func BenchmarkHITLPausedTimeouts(b *testing.B) {
+	for _, cache := range []int{0, 10_000} {
+		name := "cache=default"
+		opts := []agent.Option{agent.Standalone(), agent.Discoverable(false), silent()}
+		if cache > 0 {
+			name = fmt.Sprintf("cache=%d", cache)
+			opts = append(opts, agent.WithCacheSize(cache))
+		}
+		b.Run(name, func(b *testing.B) { benchPausedTimeouts(b, opts) })
+	}
+}
+
+func benchPausedTimeouts(b *testing.B, opts []agent.Option) {
 	const (
 		runs    = 10_000
-		timeout = 60 * time.Second // longer than parking the runs takes
+		timeout = 40 * time.Second  // longer than parking the runs takes
+		spread  = 200 * time.Second // deadlines spread over 200 s: about 50 a second
 	)
 	for b.Loop() {
 		url := serverProcess(b)
 		c := client(b, url)
 		class := uniqueClass("HITLPaused")
-		r := startRunner(b, &hitlAgent{class: class, timeout: timeout}, agent.WithNATS(url), agent.Standalone(), agent.Discoverable(false), silent())
+		r := startRunner(b, &hitlAgent{class: class, timeout: timeout, spread: spread}, append(opts, agent.WithNATS(url))...)
 		ctx := context.Background()
 
 		late := make([]time.Duration, 0, runs+1)
@@ -89,7 +103,7 @@ func BenchmarkHITLPausedTimeouts(b *testing.B) {
 
 		select {
 		case <-all:
-		case <-time.After(timeout + parked + 2*time.Minute):
+		case <-time.After(timeout + spread + 2*time.Minute):
 			mu.Lock()
 			b.Fatalf("%d of %d timeouts arrived", len(late), runs+1)
 		}

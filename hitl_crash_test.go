@@ -38,6 +38,7 @@ func init() {
 type hitlAgent struct {
 	class   string
 	timeout time.Duration
+	spread  time.Duration      // adds a random part of up to spread to each timeout
 	effects jetstream.KeyValue // nil: not recorded
 }
 
@@ -50,7 +51,11 @@ func (a *hitlAgent) Steps() []*step.Step {
 func (a *hitlAgent) Ask(ctx step.Context, _ *event.UserMessageEvent) (*event.HumanInTheLoopConfirmationRequestEvent, error) {
 	var opts []hitl.Option
 	if a.timeout > 0 {
-		opts = append(opts, hitl.Timeout(a.timeout))
+		d := a.timeout
+		if a.spread > 0 {
+			d += rand.N(a.spread)
+		}
+		opts = append(opts, hitl.Timeout(d))
 	}
 	return hitl.Confirm("Approve?", opts...)
 }

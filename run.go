@@ -465,7 +465,7 @@ const tracerName = "github.com/saap-go/agent"
 
 // timeoutRescan is how often a runner lists the pending deadlines of its
 // class, to fire those whose replica is gone.
-const timeoutRescan = 30 * time.Second
+const timeoutRescan = time.Minute
 
 // standalone says whether runs use the defaults instead of the config RPC:
 // by option, by SAAP_STANDALONE, or because the runner started its own

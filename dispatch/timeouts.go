@@ -200,7 +200,7 @@ func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent,
 			return "", fmt.Errorf("dispatch: record deadline bucket of %s: %w", b.EventID, err)
 		}
 	}
-	e.timers.add(dl.Due, key)
+	e.timers.add(dl.Due, key, &dl)
 	return key, nil
 }
 
@@ -304,11 +304,13 @@ type timeouts struct {
 	stopCtx context.CancelFunc
 	scan    interface{ Stop() bool }
 	firing  sync.WaitGroup
+	sem     chan struct{} // bounds the deadlines being published
 }
 
 type dueEntry struct {
 	due int64
 	key string
+	dl  *deadline // nil: read from the store when due
 }
 
 type dueHeap []dueEntry
@@ -326,13 +328,13 @@ func (h *dueHeap) Pop() any {
 	return x
 }
 
-func (s *timeouts) add(due int64, key string) {
+func (s *timeouts) add(due int64, key string, dl *deadline) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.addLocked(due, key)
+	s.addLocked(due, key, dl)
 }
 
-func (s *timeouts) addLocked(due int64, key string) {
+func (s *timeouts) addLocked(due int64, key string, dl *deadline) {
 	if s.closed {
 		return
 	}
@@ -343,7 +345,7 @@ func (s *timeouts) addLocked(due int64, key string) {
 		return
 	}
 	s.known[key] = struct{}{}
-	heap.Push(&s.h, dueEntry{due: due, key: key})
+	heap.Push(&s.h, dueEntry{due: due, key: key, dl: dl})
 	s.armLocked()
 }
 
@@ -434,7 +436,7 @@ func (s *timeouts) load(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		s.addLocked((n-1)*int64(DeadlineBucket), bucketPrefix+b)
+		s.addLocked((n-1)*int64(DeadlineBucket), bucketPrefix+b, nil)
 	}
 	return nil
 }
@@ -457,7 +459,7 @@ func (s *timeouts) loadBucket(ctx context.Context, n int64) bool {
 	defer s.mu.Unlock()
 	for _, k := range keys {
 		if due, ok := dueOf(k); ok {
-			s.addLocked(due, k)
+			s.addLocked(due, k, nil)
 		}
 	}
 	return true
@@ -527,9 +529,11 @@ func (s *timeouts) armLocked() {
 	s.timer = s.clock.AfterFunc(max(wait, 0), s.fire)
 }
 
-// fire publishes the timeouts that are due, in due order, several at a time,
-// and waits for them; a deadline whose publishing failed is tried again a
-// second later.
+// fire takes the timeouts that are due off the heap, sets the timer for
+// the next one at once, and publishes them, several at a time (workers);
+// a slow publish holds up no other deadline. A deadline whose publishing
+// failed is tried again a second later. With one worker they are published
+// in due order in the calling goroutine.
 func (s *timeouts) fire() {
 	s.mu.Lock()
 	if s.closed {
@@ -546,40 +550,48 @@ func (s *timeouts) fire() {
 		}
 	}
 	ctx := s.ctx
-	s.firing.Add(1)
-	s.mu.Unlock()
-	defer s.firing.Done()
-
-	failed := make([]bool, len(due))
-	if s.workers <= 1 || len(due) == 1 {
-		for i, x := range due {
-			failed[i] = !s.e.fireDeadline(ctx, x.key)
+	if s.workers <= 1 {
+		s.firing.Add(1)
+		s.mu.Unlock()
+		defer s.firing.Done()
+		for _, x := range due {
+			s.done(x, s.e.fireDeadline(ctx, x.key, x.dl))
 		}
-	} else {
-		sem := make(chan struct{}, s.workers)
-		var wg sync.WaitGroup
-		for i, x := range due {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				failed[i] = !s.e.fireDeadline(ctx, x.key)
-			})
-		}
-		wg.Wait()
+		s.mu.Lock()
+		s.armLocked()
+		s.mu.Unlock()
+		return
 	}
+	if s.sem == nil {
+		s.sem = make(chan struct{}, s.workers)
+	}
+	s.firing.Add(len(due))
+	s.armLocked()
+	s.mu.Unlock()
+	for _, x := range due {
+		s.sem <- struct{}{}
+		go func() {
+			defer s.firing.Done()
+			ok := s.e.fireDeadline(ctx, x.key, x.dl)
+			<-s.sem
+			s.done(x, ok)
+		}()
+	}
+}
+
+// done records the end of firing x: forgotten, or back on the heap for a
+// retry.
+func (s *timeouts) done(x dueEntry, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	retry := s.clock.Now().Add(time.Second).UnixNano()
-	for i, x := range due {
-		if _, ok := s.known[x.key]; !ok {
-			continue
-		}
-		if failed[i] && !s.closed {
-			heap.Push(&s.h, dueEntry{due: retry, key: x.key})
-		} else {
-			delete(s.known, x.key)
-		}
+	if _, known := s.known[x.key]; !known {
+		return
 	}
+	if ok || s.closed {
+		delete(s.known, x.key)
+		return
+	}
+	heap.Push(&s.h, dueEntry{due: s.clock.Now().Add(time.Second).UnixNano(), key: x.key, dl: x.dl})
 	s.armLocked()
 }
 
@@ -600,44 +612,30 @@ func (s *timeouts) stop() {
 }
 
 // fireDeadline publishes the timeout of the deadline stored under key into
-// its run, unless the question was answered or the run ended, and removes
-// the deadline. It reports false when it must be tried again (the store or
-// the bus failed).
-func (e *Engine) fireDeadline(ctx context.Context, key string) bool {
+// its run and removes the deadline. dl is the deadline as this engine
+// recorded it; nil reads it from the store. The run's fence decides: a
+// question answered meanwhile (on another replica) or a run that ended
+// refuses the timeout, with a log line. It reports false when it must be
+// tried again (the store or the bus failed).
+func (e *Engine) fireDeadline(ctx context.Context, key string, dl *deadline) bool {
 	if b, ok := strings.CutPrefix(key, bucketPrefix); ok {
 		n, _ := strconv.ParseInt(b, 10, 64)
 		return e.timers.loadBucket(ctx, n)
 	}
-	sc := deadlineScope(e.class, key)
-	raw, ok, err := e.store.Get(ctx, sc, key)
-	if err != nil {
-		e.log.WarnContext(ctx, "dispatch: read deadline", "deadline", key, "error", err)
-		return false
-	}
-	if !ok {
-		return true // fired or answered elsewhere
-	}
-	var dl deadline
-	if err := json.Unmarshal(raw, &dl); err != nil || dl.Run == "" || dl.Request == "" || dl.EventID == "" {
-		e.log.ErrorContext(ctx, "dispatch: deadline does not decode; removed", "deadline", key, "error", err)
-		return e.removeDeadline(ctx, key)
-	}
-	run := RunKey{Class: e.class, Run: dl.Run}
-	if by, answered, err := e.store.Marker(ctx, run, answeredPrefix+dl.Request); err != nil {
-		e.log.WarnContext(ctx, "dispatch: read answered marker", "run_id", dl.Run, "error", err)
-		return false
-	} else if answered && by != dl.EventID {
-		e.log.InfoContext(ctx, "dispatch: question answered before its timeout; timeout dropped",
-			"run_id", dl.Run, "request_event_id", dl.Request, "answered_by", by)
-		return e.removeDeadline(ctx, key)
-	}
-	if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
-		e.log.WarnContext(ctx, "dispatch: read terminal marker", "run_id", dl.Run, "error", err)
-		return false
-	} else if ended {
-		e.log.InfoContext(ctx, "dispatch: run ended before its question timed out; timeout dropped",
-			"run_id", dl.Run, "request_event_id", dl.Request)
-		return e.removeDeadline(ctx, key)
+	if dl == nil {
+		raw, ok, err := e.store.Get(ctx, deadlineScope(e.class, key), key)
+		if err != nil {
+			e.log.WarnContext(ctx, "dispatch: read deadline", "deadline", key, "error", err)
+			return false
+		}
+		if !ok {
+			return true // fired or answered elsewhere
+		}
+		dl = &deadline{}
+		if err := json.Unmarshal(raw, dl); err != nil || dl.Run == "" || dl.Request == "" || dl.EventID == "" {
+			e.log.ErrorContext(ctx, "dispatch: deadline does not decode; removed", "deadline", key, "error", err)
+			return e.removeDeadline(ctx, key)
+		}
 	}
 	ev, w := newTimeout(dl.Event)
 	w.EventID, w.CreatedAt = dl.EventID, dl.Due
