@@ -70,21 +70,28 @@ func replicaMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	err = agent.Run(ctx, a,
-		agent.WithNATS(url),
-		agent.Standalone(),
-		agent.Discoverable(false),
-		agent.WithAckWait(crashAckWait),
-		agent.WithMaxDeliver(10),
-		agent.WithShutdownTimeout(5*time.Second),
-		agent.WithLogger(log),
-		agent.WithReady(func(agent.Info) { crashtest.Ready() }),
-	)
+	err = agent.Run(ctx, a, crashRunOptions(url, log)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "Run:", err)
 		return 1
 	}
 	return 0
+}
+
+// crashRunOptions are the runner options of every crash-test child
+// process: the given NATS, no platform, a short AckWait so redeliveries
+// come quickly after a kill.
+func crashRunOptions(url string, log *slog.Logger) []agent.Option {
+	return []agent.Option{
+		agent.WithNATS(url),
+		agent.Standalone(),
+		agent.Discoverable(false),
+		agent.WithAckWait(crashAckWait),
+		agent.WithMaxDeliver(10),
+		agent.WithShutdownTimeout(5 * time.Second),
+		agent.WithLogger(log),
+		agent.WithReady(func(agent.Info) { crashtest.Ready() }),
+	}
 }
 
 // crashAgent is the linear agent whose steps record a side effect through

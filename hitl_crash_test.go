@@ -108,16 +108,7 @@ func hitlReplicaMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	err = agent.Run(ctx, a,
-		agent.WithNATS(url),
-		agent.Standalone(),
-		agent.Discoverable(false),
-		agent.WithAckWait(crashAckWait),
-		agent.WithMaxDeliver(10),
-		agent.WithShutdownTimeout(5*time.Second),
-		agent.WithLogger(log),
-		agent.WithReady(func(agent.Info) { crashtest.Ready() }),
-	)
+	err = agent.Run(ctx, a, crashRunOptions(url, log)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "Run:", err)
 		return 1
