@@ -437,7 +437,11 @@ func drain(b *testing.B, fs []jetstream.PubAckFuture, last uint64) uint64 {
 // BenchmarkRuntimePausedRuns parks 10,000 runs waiting for a response event
 // and reports the heap and goroutines they cost the runner's process. The
 // NATS server runs in a child process, so its memory is not counted.
-func BenchmarkRuntimePausedRuns(b *testing.B) {
+func BenchmarkRuntimePausedRuns(b *testing.B) { eachCacheSize(b, benchPaused) }
+
+// eachCacheSize runs bench with the default history cache and with one
+// that holds all 10,000 paused runs.
+func eachCacheSize(b *testing.B, bench func(*testing.B, []agent.Option)) {
 	for _, cache := range []int{0, 10_000} {
 		name := "cache=default"
 		opts := []agent.Option{agent.Standalone(), agent.Discoverable(false), silent()}
@@ -445,7 +449,7 @@ func BenchmarkRuntimePausedRuns(b *testing.B) {
 			name = fmt.Sprintf("cache=%d", cache)
 			opts = append(opts, agent.WithCacheSize(cache))
 		}
-		b.Run(name, func(b *testing.B) { benchPaused(b, opts) })
+		b.Run(name, func(b *testing.B) { bench(b, opts) })
 	}
 }
 

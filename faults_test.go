@@ -60,13 +60,7 @@ func TestOverlongSubjectIsDeadLettered(t *testing.T) {
 	w := watch(t, c, class)
 	startRunner(t, &linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
 
-	dl := bus.DefaultDeadLetters()
-	letters := make(chan *bus.Msg, 1)
-	sub, err := c.Subscribe(context.Background(), dl.Subject(">"), "", func(m *bus.Msg) { letters <- m })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
+	letters := deadLetterFeed(t, c)
 
 	run := newRun(class, "x")
 	ev := userMessage("hi")

@@ -133,6 +133,19 @@ func newStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store {
 	return s
 }
 
+// deadLetterFeed delivers the dead letters published from now on, until the
+// test ends.
+func deadLetterFeed(t testing.TB, c *natsbus.Bus) <-chan *bus.Msg {
+	t.Helper()
+	letters := make(chan *bus.Msg, 1)
+	sub, err := c.Subscribe(context.Background(), bus.DefaultDeadLetters().Subject(">"), "", func(m *bus.Msg) { letters <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return letters
+}
+
 // dropStream deletes the class's stream (and its consumers) when the test
 // ends, so the shared external server does not fill up.
 func dropStream(t testing.TB, c *natsbus.Bus, class string) {

@@ -31,17 +31,7 @@ import (
 // timeout fire and reports how late the timeout events arrived: from the
 // deadline (the timeout event's created_at) to its arrival at a
 // subscriber.
-func BenchmarkHITLPausedTimeouts(b *testing.B) {
-	for _, cache := range []int{0, 10_000} {
-		name := "cache=default"
-		opts := []agent.Option{agent.Standalone(), agent.Discoverable(false), silent()}
-		if cache > 0 {
-			name = fmt.Sprintf("cache=%d", cache)
-			opts = append(opts, agent.WithCacheSize(cache))
-		}
-		b.Run(name, func(b *testing.B) { benchPausedTimeouts(b, opts) })
-	}
-}
+func BenchmarkHITLPausedTimeouts(b *testing.B) { eachCacheSize(b, benchPausedTimeouts) }
 
 func benchPausedTimeouts(b *testing.B, opts []agent.Option) {
 	const (

@@ -393,13 +393,7 @@ func TestPoisonMessageIsDeadLettered(t *testing.T) {
 	w := watch(t, c, class)
 	startRunner(t, &linear{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
 
-	dl := bus.DefaultDeadLetters()
-	letters := make(chan *bus.Msg, 1)
-	sub, err := c.Subscribe(context.Background(), dl.Subject(">"), "", func(m *bus.Msg) { letters <- m })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
+	letters := deadLetterFeed(t, c)
 
 	run := newRun(class, "p")
 	subject, _ := run.Event(topic.Control, "UserMessageEvent", event.NewID()).Subject()
@@ -408,7 +402,7 @@ func TestPoisonMessageIsDeadLettered(t *testing.T) {
 	}
 	select {
 	case m := <-letters:
-		if m.Subject != dl.Subject(subject) || string(m.Data) != "{not json" {
+		if m.Subject != bus.DefaultDeadLetters().Subject(subject) || string(m.Data) != "{not json" {
 			t.Errorf("dead letter %q %q", m.Subject, m.Data)
 		}
 	case <-time.After(waitLong):

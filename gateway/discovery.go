@@ -166,7 +166,7 @@ func (g *Gateway) unknownClass(name string) string {
 	if cycles > 0 {
 		ran = "the last discovery cycle ended at " + last.UTC().Format(time.RFC3339)
 	}
-	return fmt.Sprintf("unknown agent class %q (known classes: %s; %s)", name, list, ran)
+	return fmt.Sprintf("unknown agent class %.80q (known classes: %s; %s)", name, list, ran)
 }
 
 // announcePattern matches the announcements agents publish when they start.
