@@ -89,15 +89,12 @@ func FromEnv() (Provider, string, error) {
 			order = append(order, n)
 		}
 	}
-	regMu.RLock()
-	defer regMu.RUnlock()
 	for _, n := range order {
+		regMu.RLock()
 		f, ok := registry[n]
+		regMu.RUnlock()
 		if ok && f.EnvKey != "" && os.Getenv(f.EnvKey) != "" {
-			regMu.RUnlock()
-			p, m, err := Open(n)
-			regMu.RLock()
-			return p, m, err
+			return Open(n)
 		}
 	}
 	return nil, "", ErrNoProvider
