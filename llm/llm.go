@@ -257,3 +257,12 @@ type Provider interface {
 type Generator interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
+
+// Callable is a tool the tool loop can run: its declaration for the
+// model and the call itself. Call gets the model's JSON arguments and
+// returns the result the model reads; an error goes back to the model
+// as a failed tool result, not to the run.
+type Callable interface {
+	Definition() Tool
+	Call(ctx context.Context, input json.RawMessage) (string, error)
+}
