@@ -159,11 +159,15 @@ func TestAccumulatorProperty(t *testing.T) {
 // answer, which the turn builds from its own record.
 func TestAccumulatorScriptedFixtures(t *testing.T) {
 	fixtures := map[string]func() *llmtest.Turn{
-		"text":     func() *llmtest.Turn { return llmtest.Reply("Hel", "lo", ", world").Usage(3, 4).Model("m-1") },
-		"parallel": func() *llmtest.Turn { return llmtest.NewTurn().Text("Let me look.").Tool("a", "add", `{"a":1,"b":2}`, `{"a":1`, `,"b":2}`).Tool("b", "now", ``) },
-		"thinking": func() *llmtest.Turn { return llmtest.NewTurn().Think("sig", "Hmm, ", "two plus two").Text("4").Usage(9, 9) },
-		"refusal":  func() *llmtest.Turn { return llmtest.Reply("I can't help with that.").Stop(llm.StopRefusal) },
-		"max":      func() *llmtest.Turn { return llmtest.Reply("cut sh").Stop(llm.StopMaxTokens) },
+		"text": func() *llmtest.Turn { return llmtest.Reply("Hel", "lo", ", world").Usage(3, 4).Model("m-1") },
+		"parallel": func() *llmtest.Turn {
+			return llmtest.NewTurn().Text("Let me look.").Tool("a", "add", `{"a":1,"b":2}`, `{"a":1`, `,"b":2}`).Tool("b", "now", ``)
+		},
+		"thinking": func() *llmtest.Turn {
+			return llmtest.NewTurn().Think("sig", "Hmm, ", "two plus two").Text("4").Usage(9, 9)
+		},
+		"refusal": func() *llmtest.Turn { return llmtest.Reply("I can't help with that.").Stop(llm.StopRefusal) },
+		"max":     func() *llmtest.Turn { return llmtest.Reply("cut sh").Stop(llm.StopMaxTokens) },
 	}
 	for name, mk := range fixtures {
 		t.Run(name, func(t *testing.T) {
