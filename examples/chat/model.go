@@ -95,7 +95,7 @@ func (c *compatible) Stream(ctx context.Context, req *llm.Request) (llm.Stream, 
 }
 
 type compatibleStream struct {
-	s    interface {
+	s interface {
 		Next() bool
 		Current() openai.ChatCompletionChunk
 		Err() error
