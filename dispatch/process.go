@@ -480,6 +480,9 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	}
 	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", failAttrs(run, s.Name(), ref, err)...)
 	exc := &event.ExceptionEvent{Message: publicMessage(err, ref)}
+	if code, ok := step.HTTPStatus(err); ok {
+		exc.HTTPStatusCode = code
+	}
 	exc.EventID = ref
 	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
 		return false, perr
@@ -562,6 +565,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		if s.StopOnError() || unpublishable {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
 			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
+			if code, ok := step.HTTPStatus(callErr); ok {
+				exc.HTTPStatusCode = code
+			}
 			exc.EventID = ref
 			exc.CreatedAt = e.now().UnixNano()
 			data, err := event.Marshal(exc)
