@@ -49,6 +49,7 @@ func (r *Runner) connect(ctx context.Context, res *resources, info *Info) (bus.B
 	}
 	cfg.Name = "saap-agent " + r.class
 	cfg.Logger = r.log
+	cfg.Replicas = r.o.replicas
 	b, err := natsbus.Connect(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -80,7 +81,7 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 		return s, nil
 	}
 	if js, ok := b.(interface{ JetStream() jetstream.JetStream }); ok {
-		s, err := kvstore.New(ctx, js.JetStream(), kvstore.Config{})
+		s, err := kvstore.New(ctx, js.JetStream(), kvstore.Config{Replicas: r.o.replicas})
 		if err != nil {
 			return nil, fmt.Errorf("agent: state store: %w", err)
 		}
