@@ -353,7 +353,7 @@ func TestClusterThroughput(t *testing.T) {
 		fmt.Printf("cluster-throughput: replicas=%d runs=%d elapsed=%s runs_per_s=%.1f cpu_nats=%s cpu_agents=%s cpu_per_run=%s load=%s cores=%d\n",
 			n, runs, elapsed.Round(time.Millisecond), float64(runs)/elapsed.Seconds(),
 			cpu.nats.Round(time.Millisecond), cpu.agents.Round(time.Millisecond),
-			((cpu.nats+cpu.agents)/time.Duration(runs)).Round(time.Microsecond), loadavg(), runtime.NumCPU())
+			((cpu.nats + cpu.agents) / time.Duration(runs)).Round(time.Microsecond), loadavg(), runtime.NumCPU())
 		for _, a := range agents {
 			a.stop()
 		}
