@@ -140,12 +140,19 @@ type stops struct {
 	wake  chan struct{}
 }
 
-// watchStops subscribes to the class's StopEvents.
-func watchStops(t *testing.T, e *env) *stops {
+// watchStops subscribes to the class's StopEvents on node i, which must
+// stay up: a client that moves to another node misses what is published
+// meanwhile.
+func (c *natsCluster) watchStops(t *testing.T, e *env, i int) *stops {
 	t.Helper()
+	nc, err := nats.Connect(c.nodes[i].url, nats.Name("faults-test-stops"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
 	s := &stops{runs: map[string]bool{}, wake: make(chan struct{}, 1)}
 	subj := "agent." + e.class + ".*.*.*.*." + string(topic.Control) + ".StopEvent.*"
-	sub, err := e.nc.Subscribe(subj, func(m *nats.Msg) {
+	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
 		tok := strings.Split(m.Subject, ".")
 		s.mu.Lock()
 		if !s.runs[tok[5]] {
@@ -164,7 +171,7 @@ func watchStops(t *testing.T, e *env) *stops {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.nc.Flush(); err != nil {
+	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
@@ -241,7 +248,7 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 		agents = append(agents, startAgent(t, fmt.Sprintf("agent%d", i+1), c.agentOn(e, i, "FAULT_ACK_WAIT=5s")...))
 	}
 	checkReplicas(t, e, 3)
-	st := watchStops(t, e)
+	st := c.watchStops(t, e, 2)
 
 	began := time.Now()
 	nodeAt, agentAt := runs/4, runs/2
@@ -270,7 +277,7 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 		kills()
 	}
 	settle := size(3*time.Minute, 10*time.Minute)
-	st.waitFor(runs, settle) // the check below counts what is in the stream
+	st.waitFor(runs, settle) // for the time taken; the check below counts what is in the stream
 	elapsed := time.Since(began)
 	r := e.check(settle)
 	r.log(t, "cluster-node-and-replica-killed")
@@ -290,7 +297,8 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 		}
 	}
 	open, closed := c.clusterConns(t, []int{1, 2}, "saap-agent "+e.class)
-	fmt.Printf("cluster-node-and-replica-killed: effects_not_once=%d agent_connections_open=%d\n", dupEffects, open)
+	fmt.Printf("cluster-node-and-replica-killed: effects_not_once=%d agent_connections_open=%d redelivered=%d\n",
+		dupEffects, open, redelivered(t, e))
 	if len(closed) > 0 {
 		t.Errorf("connections closed for a client's fault: %v", closed)
 	}
@@ -302,6 +310,23 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 			t.Errorf("agent%d exited on its own: %v", i+1, ex)
 		}
 	}
+}
+
+// redelivered is how many of the class's control events the consumer
+// delivered more than once: the kills' work that other replicas took over.
+func redelivered(t *testing.T, e *env) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cons, err := e.js.Consumer(ctx, topic.StreamName(e.class), "agent_runner_"+e.class)
+	if err != nil {
+		t.Fatalf("the runner's consumer: %v", err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatalf("the runner's consumer: %v", err)
+	}
+	return info.NumRedelivered
 }
 
 // checkReplicas checks that the runner created the class's stream and its
@@ -339,7 +364,7 @@ func TestClusterThroughput(t *testing.T) {
 		for i := range n {
 			agents = append(agents, startAgent(t, fmt.Sprintf("agent%d", i+1), c.agentOn(e, i, "FAULT_ACK_WAIT=30s")...))
 		}
-		st := watchStops(t, e)
+		st := c.watchStops(t, e, 0)
 		cpu0 := c.cpu(agents)
 		began := time.Now()
 		for range runs {
