@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -318,7 +319,7 @@ func redelivered(t *testing.T, e *env) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cons, err := e.js.Consumer(ctx, topic.StreamName(e.class), "agent_runner_"+e.class)
+	cons, err := e.js.Consumer(ctx, topic.StreamName(e.class), bus.RunnerConsumer(e.class).Durable)
 	if err != nil {
 		t.Fatalf("the runner's consumer: %v", err)
 	}
@@ -330,7 +331,7 @@ func redelivered(t *testing.T, e *env) int {
 }
 
 // checkReplicas checks that the runner created the class's stream and its
-// state bucket with n copies.
+// state buckets with n copies, the buckets read from their leader.
 func checkReplicas(t *testing.T, e *env, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -340,8 +341,14 @@ func checkReplicas(t *testing.T, e *env, n int) {
 		if err != nil {
 			t.Fatalf("stream %s: %v", name, err)
 		}
-		if got := s.CachedInfo().Config.Replicas; got != n {
-			t.Fatalf("stream %s has %d replicas, want %d", name, got, n)
+		cfg := s.CachedInfo().Config
+		if cfg.Replicas != n {
+			t.Fatalf("stream %s has %d replicas, want %d", name, cfg.Replicas, n)
+		}
+		// A lagging copy answering a read would hand the engine stale
+		// state: the buckets must be read from their leader.
+		if strings.HasPrefix(name, "KV_") && cfg.AllowDirect {
+			t.Fatalf("bucket stream %s lets every copy answer reads", name)
 		}
 	}
 }
@@ -349,14 +356,26 @@ func checkReplicas(t *testing.T, e *env, n int) {
 // TestClusterThroughput measures completed runs per second of the fault
 // agent (three steps a run, JetStream KV state) with one, two and three
 // agent replicas on a three-node cluster with three copies of everything,
-// and the CPU time each kind of process used. Long mode only:
+// each replica on its own node, and the CPU time the servers and the agents
+// used. The baseline, same run: one replica on a single server with one
+// copy. Then one and three replicas with the run state in Redis (REDIS_URL,
+// or a redis-server the test starts) instead of KV. Long mode only:
 //
-//	go test ./faults -run TestClusterThroughput -faults.long -v
+//	go test ./faults -run TestClusterThroughput -v -faults.long
 func TestClusterThroughput(t *testing.T) {
 	if !*long {
 		t.Skip("a measurement, not a check: run it with -faults.long")
 	}
-	runs := 400
+	const runs = 400
+
+	single := startNATS(t, natsOpts{})
+	sc := &natsCluster{t: t, nodes: []*natsd{single}}
+	e := sc.env(0)
+	a := startAgent(t, "single", sc.agentOn(e, 0, "FAULT_REPLICAS=1", "FAULT_ACK_WAIT=30s")...)
+	measure(t, sc, e, []*agentProc{a}, runs, "single-server R1")
+	a.stop()
+	single.kill()
+
 	c := startCluster(t, 3)
 	for n := 1; n <= 3; n++ {
 		e := c.env(0)
@@ -364,25 +383,51 @@ func TestClusterThroughput(t *testing.T) {
 		for i := range n {
 			agents = append(agents, startAgent(t, fmt.Sprintf("agent%d", i+1), c.agentOn(e, i, "FAULT_ACK_WAIT=30s")...))
 		}
-		st := c.watchStops(t, e, 0)
-		cpu0 := c.cpu(agents)
-		began := time.Now()
-		for range runs {
-			e.start(e.newRun(), "hello")
-		}
-		if got := st.waitFor(runs, 5*time.Minute); got < runs {
-			t.Fatalf("%d replicas: %d of %d runs completed", n, got, runs)
-		}
-		elapsed := time.Since(began)
-		cpu := c.cpu(agents).sub(cpu0)
-		fmt.Printf("cluster-throughput: replicas=%d runs=%d elapsed=%s runs_per_s=%.1f cpu_nats=%s cpu_agents=%s cpu_per_run=%s load=%s cores=%d\n",
-			n, runs, elapsed.Round(time.Millisecond), float64(runs)/elapsed.Seconds(),
-			cpu.nats.Round(time.Millisecond), cpu.agents.Round(time.Millisecond),
-			((cpu.nats + cpu.agents) / time.Duration(runs)).Round(time.Microsecond), loadavg(), runtime.NumCPU())
+		measure(t, c, e, agents, runs, "cluster R3")
 		for _, a := range agents {
 			a.stop()
 		}
 	}
+
+	// The same with the run state in Redis (one server, no copies): what
+	// the KV store's replicated writes cost.
+	_, ru := redisUpstream(t)
+	for _, n := range []int{1, 3} {
+		e := c.env(0)
+		var agents []*agentProc
+		for i := range n {
+			agents = append(agents, startAgent(t, fmt.Sprintf("redis-agent%d", i+1),
+				c.agentOn(e, i, "FAULT_ACK_WAIT=30s", "FAULT_REDIS_URL="+ru.String())...))
+		}
+		measure(t, c, e, agents, runs, "cluster R3, Redis state")
+		for _, a := range agents {
+			a.stop()
+		}
+	}
+}
+
+// measure starts runs runs of e's class, waits until all stopped, and
+// prints the rate and the CPU time used meanwhile.
+func measure(t *testing.T, c *natsCluster, e *env, agents []*agentProc, runs int, what string) {
+	t.Helper()
+	st := c.watchStops(t, e, 0)
+	cpu0 := c.cpu(agents)
+	began := time.Now()
+	for range runs {
+		e.start(e.newRun(), "hello")
+	}
+	if got := st.waitFor(runs, 2*time.Minute); got < runs {
+		r := e.check(10 * time.Second)
+		r.log(t, "cluster-throughput")
+		r.assertInvariants(t)
+		t.Fatalf("%s, %d replicas: %d of %d runs completed", what, len(agents), got, runs)
+	}
+	elapsed := time.Since(began)
+	cpu := c.cpu(agents).sub(cpu0)
+	fmt.Printf("cluster-throughput: %s replicas=%d runs=%d elapsed=%s runs_per_s=%.1f cpu_nats=%s cpu_agents=%s cpu_per_run=%s load=%s cores=%d\n",
+		what, len(agents), runs, elapsed.Round(time.Millisecond), float64(runs)/elapsed.Seconds(),
+		cpu.nats.Round(time.Millisecond), cpu.agents.Round(time.Millisecond),
+		((cpu.nats + cpu.agents) / time.Duration(runs)).Round(time.Microsecond), loadavg(), runtime.NumCPU())
 }
 
 // cpuUse is CPU time used by the cluster's servers and by the agents.
