@@ -131,17 +131,18 @@ func (a *agentProc) kill() {
 	p.kill()
 }
 
-// stops counts the runs of a class that published a StopEvent, seen live
-// on the bus, and wakes whoever waits for a count.
+// stops counts the runs of a class that ended (a StopEvent or an
+// ExceptionEvent), seen live on the bus, and wakes whoever waits for a
+// count.
 type stops struct {
 	mu    sync.Mutex
 	runs  map[string]bool
-	first time.Time // the first StopEvent
-	last  time.Time // the last new run's StopEvent
+	first time.Time // the first end
+	last  time.Time // the last new run's end
 	wake  chan struct{}
 }
 
-// watchStops subscribes to the class's StopEvents on node i, which must
+// watchStops subscribes to the class's terminal events on node i, which must
 // stay up: a client that moves to another node misses what is published
 // meanwhile.
 func (c *natsCluster) watchStops(t *testing.T, e *env, i int) *stops {
@@ -152,9 +153,12 @@ func (c *natsCluster) watchStops(t *testing.T, e *env, i int) *stops {
 	}
 	t.Cleanup(nc.Close)
 	s := &stops{runs: map[string]bool{}, wake: make(chan struct{}, 1)}
-	subj := "agent." + e.class + ".*.*.*.*." + string(topic.Control) + ".StopEvent.*"
+	subj := "agent." + e.class + ".*.*.*.*." + string(topic.Control) + ".*.*"
 	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
 		tok := strings.Split(m.Subject, ".")
+		if tok[7] != "StopEvent" && tok[7] != "ExceptionEvent" {
+			return
+		}
 		s.mu.Lock()
 		if !s.runs[tok[5]] {
 			s.runs[tok[5]] = true
@@ -185,7 +189,7 @@ func (s *stops) count() int {
 	return len(s.runs)
 }
 
-// waitFor waits until n runs stopped, or d passed; it returns the count.
+// waitFor waits until n runs ended, or d passed; it returns the count.
 func (s *stops) waitFor(n int, d time.Duration) int {
 	deadline := time.After(d)
 	for {
@@ -259,12 +263,12 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 		if nodeKilled == 0 && done >= nodeAt {
 			c.nodes[0].kill() // agent1's node
 			nodeKilled = time.Since(began)
-			t.Logf("killed NATS node n1 after %d completed runs", done)
+			t.Logf("killed NATS node n1 after %d ended runs", done)
 		}
 		if agentKilled == 0 && done >= agentAt {
 			agents[1].kill() // connected to n2, which stays up
 			agentKilled = time.Since(began)
-			t.Logf("killed agent2 after %d completed runs", done)
+			t.Logf("killed agent2 after %d ended runs", done)
 		}
 	}
 	for range runs {
@@ -273,7 +277,7 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 	}
 	for _, at := range []int{nodeAt, agentAt} {
 		if got := st.waitFor(at, waitLong); got < at {
-			t.Fatalf("only %d of %d runs completed before the kills", got, runs)
+			t.Fatalf("only %d of %d runs ended before the kills", got, runs)
 		}
 		kills()
 	}
@@ -282,7 +286,7 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 	elapsed := time.Since(began)
 	r := e.check(settle)
 	r.log(t, "cluster-node-and-replica-killed")
-	fmt.Printf("cluster-node-and-replica-killed: %d runs in %s (%.1f runs/s), node killed at %s, replica killed at %s\n",
+	say(t, "cluster-node-and-replica-killed: %d runs in %s (%.1f runs/s), node killed at %s, replica killed at %s",
 		runs, elapsed.Round(time.Millisecond), float64(runs)/elapsed.Seconds(), nodeKilled.Round(time.Millisecond), agentKilled.Round(time.Millisecond))
 	r.assertInvariants(t)
 	if r.Completed != runs {
@@ -298,7 +302,7 @@ func TestClusterNodeAndReplicaKilled(t *testing.T) {
 		}
 	}
 	open, closed := c.clusterConns(t, []int{1, 2}, "saap-agent "+e.class)
-	fmt.Printf("cluster-node-and-replica-killed: effects_not_once=%d agent_connections_open=%d redelivered=%d\n",
+	say(t, "cluster-node-and-replica-killed: effects_not_once=%d agent_connections_open=%d redelivered=%d",
 		dupEffects, open, redelivered(t, e, runs))
 	if len(closed) > 0 {
 		t.Errorf("connections closed for a client's fault: %v", closed)
@@ -419,18 +423,31 @@ func measure(t *testing.T, c *natsCluster, e *env, agents []*agentProc, runs int
 	for range runs {
 		e.start(e.newRun(), "hello")
 	}
-	if got := st.waitFor(runs, 2*time.Minute); got < runs {
-		r := e.check(10 * time.Second)
-		r.log(t, "cluster-throughput")
-		r.assertInvariants(t)
-		t.Fatalf("%s, %d replicas: %d of %d runs completed", what, len(agents), got, runs)
-	}
+	got := st.waitFor(runs, 2*time.Minute)
 	elapsed := time.Since(began)
 	cpu := c.cpu(agents).sub(cpu0)
-	fmt.Printf("cluster-throughput: %s replicas=%d runs=%d elapsed=%s runs_per_s=%.1f cpu_nats=%s cpu_agents=%s cpu_per_run=%s load=%s cores=%d\n",
+	// A rate counts only if every run completed, each once.
+	r := e.check(10 * time.Second)
+	r.assertInvariants(t)
+	if got < runs || r.Completed != runs {
+		r.log(t, "cluster-throughput")
+		t.Fatalf("%s, %d replicas: %d of %d runs completed", what, len(agents), r.Completed, runs)
+	}
+	say(t, "cluster-throughput: %s replicas=%d runs=%d elapsed=%s runs_per_s=%.1f cpu_nats=%s cpu_agents=%s cpu_per_run=%s load=%s cores=%d",
 		what, len(agents), runs, elapsed.Round(time.Millisecond), float64(runs)/elapsed.Seconds(),
 		cpu.nats.Round(time.Millisecond), cpu.agents.Round(time.Millisecond),
 		((cpu.nats + cpu.agents) / time.Duration(runs)).Round(time.Microsecond), loadavg(), runtime.NumCPU())
+}
+
+// say logs a result line and, with -v, prints it on stdout too, as
+// report.log does.
+func say(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	t.Log(line)
+	if testing.Verbose() {
+		fmt.Println(line)
+	}
 }
 
 // cpuUse is CPU time used by the cluster's servers and by the agents.
