@@ -64,6 +64,7 @@ type Engine struct {
 	beats      beats
 	rnd        io.Reader // source of run secrets; nil: crypto/rand
 	timers     timeouts  // the questions' deadlines
+	term       termWatch // the terminal markers, when the store can watch them
 }
 
 // Option configures an Engine.
@@ -446,6 +447,7 @@ func (b *beats) fire() {
 func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
+	e.term.stop()
 }
 
 // stop ends the timer (for Close).
