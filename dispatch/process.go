@@ -198,6 +198,9 @@ type runRead struct {
 // sequence and, if term, the terminal marker. A cached run's other events
 // need none of it, so they do not pay for the goroutines.
 func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	if e.local {
+		return e.readRunLocal(ctx, run, t, start, id, term)
+	}
 	rs := runRead{id: id}
 	var idErr, termErr error
 	var wg sync.WaitGroup
@@ -220,6 +223,31 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 	}
 	if termErr != nil {
 		return rs, fmt.Errorf("dispatch: read terminal marker: %w", termErr)
+	}
+	return rs, nil
+}
+
+// readRunLocal is readRun for an in-process store: one read after the
+// other, as there is no round trip to overlap.
+func (e *Engine) readRunLocal(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	rs := runRead{id: id}
+	var err error
+	switch {
+	case start:
+		rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
+		if id == nil {
+			rs.id, err = claimIdentity(ctx, e.store, run, t, e.rnd)
+		}
+	default:
+		rs.id, err = e.loadIdentity(ctx, run)
+	}
+	if err != nil {
+		return rs, err
+	}
+	if term {
+		if _, rs.ended, err = e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+			return rs, fmt.Errorf("dispatch: read terminal marker: %w", err)
+		}
 	}
 	return rs, nil
 }
@@ -545,9 +573,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			return e.republish(ctx, r, t, p, x, res.Outcome)
 		}
 	}
-	// The reference of a failure is the id of the ExceptionEvent it causes.
-	ref := p.b.id("exception", 0)
-	outs, callErr := e.call(p, ref)
+	outs, callErr := e.call(p)
 	if callErr == nil {
 		for _, o := range outs {
 			if !s.Declares(event.Name(o)) {
@@ -589,6 +615,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	var outcome Outcome
 	if callErr != nil {
+		// The reference of a failure is the id of the ExceptionEvent it
+		// causes.
+		ref := p.b.id("exception", 0)
 		evs, kept = nil, nil
 		x.Err = callErr
 		e.observer.Executed(x)
@@ -755,7 +784,7 @@ func clipMessage(s string) string {
 	return s[:cut] + "…"
 }
 
-func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
+func (e *Engine) call(p *plan) ([]event.Event, error) {
 	if e.tracer == nil {
 		return p.step.Call(p.sc, p.args)
 	}
@@ -764,6 +793,7 @@ func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
 	p.sc.Context = sctx
 	out, err := p.step.Call(p.sc, p.args)
 	if err != nil {
+		ref := p.b.id("exception", 0)
 		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}
 		var pe *step.PanicError
 		if errors.As(err, &pe) {
