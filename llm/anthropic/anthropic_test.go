@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/saap-go/agent/llm"
 )

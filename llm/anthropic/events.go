@@ -18,9 +18,9 @@ type translator struct {
 	index      []int // the API's block index → ours, -1 for a skipped block
 	toolBlocks []int // our indexes of tool-use blocks
 	next       int
-	stop   llm.StopReason
-	model  string
-	closed bool
+	stop       llm.StopReason
+	model      string
+	closed     bool
 }
 
 // event appends the events of one stream event to out.
