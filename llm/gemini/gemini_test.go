@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/genai"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
 
 	"github.com/saap-go/agent/llm"
 )
