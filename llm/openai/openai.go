@@ -30,6 +30,7 @@ func init() {
 type Option func(*config)
 
 type config struct {
+	baseURL     bool
 	name        string
 	model       string
 	opts        []option.RequestOption
@@ -45,7 +46,19 @@ func WithAPIKey(key string) Option {
 // server, an OpenAI-compatible one); without it the SDK reads
 // OPENAI_BASE_URL, else uses OpenAI's.
 func WithBaseURL(url string) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithBaseURL(url)) }
+	return func(c *config) {
+		c.baseURL = true
+		c.opts = append(c.opts, option.WithBaseURL(url))
+	}
+}
+
+// HasBaseURL reports whether opts include WithBaseURL.
+func HasBaseURL(opts ...Option) bool {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c.baseURL
 }
 
 // WithHTTPClient sets the HTTP client the SDK sends through.
