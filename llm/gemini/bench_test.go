@@ -3,11 +3,13 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -48,7 +50,7 @@ func (m memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func benchClient(b *testing.B) (*genai.Client, *Provider, *llm.Request) {
+func benchClient(b testing.TB) (*genai.Client, *Provider, *llm.Request) {
 	hc := &http.Client{Transport: memTransport{body: benchBody()}}
 	p, err := New(WithBaseURL("http://replay.invalid/"), WithAPIKey("k"), WithHTTPClient(hc), noRetries)
 	if err != nil {
@@ -131,4 +133,82 @@ func BenchmarkStream(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOverhead runs the SDK's stream and the unified one in turn
+// within each iteration (alternating which goes first), so both see the
+// same machine load, and reports the unified/SDK time ratio for a whole
+// answer and for the first text delta.
+func BenchmarkOverhead(b *testing.B) {
+	c, p, req := benchClient(b)
+	for _, first := range []bool{false, true} {
+		name := "whole"
+		if first {
+			name = "first"
+		}
+		b.Run(name, func(b *testing.B) {
+			var sdkTime, uniTime time.Duration
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				if i%2 == 0 {
+					sdkStream(c, req, first)
+					t1 := time.Now()
+					unifiedStream(p, req, first)
+					sdkTime += t1.Sub(t0)
+					uniTime += time.Since(t1)
+				} else {
+					unifiedStream(p, req, first)
+					t1 := time.Now()
+					sdkStream(c, req, first)
+					uniTime += t1.Sub(t0)
+					sdkTime += time.Since(t1)
+				}
+				i++
+			}
+			per := float64(b.N)
+			if !first {
+				per *= benchDeltas
+				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/chunk")
+				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/chunk")
+			} else {
+				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/first")
+				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/first")
+			}
+			b.ReportMetric(float64(uniTime)/float64(sdkTime), "unified/sdk")
+		})
+	}
+}
+
+// BenchmarkTranslate measures this package's own work alone: the chunks
+// of the benchmark answer, decoded once into the SDK's types, translated
+// into events (reported per chunk, with the allocations per text delta).
+func BenchmarkTranslate(b *testing.B) {
+	var chunks []*genai.GenerateContentResponse
+	for _, line := range strings.Split(string(benchBody()), "\n") {
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		var r genai.GenerateContentResponse
+		if err := json.Unmarshal([]byte(data), &r); err != nil {
+			b.Fatal(err)
+		}
+		chunks = append(chunks, &r)
+	}
+	var out []llm.StreamEvent
+	run := func() {
+		tr := newTranslator()
+		for _, c := range chunks {
+			out = tr.chunk(c, out[:0])
+		}
+	}
+	run()
+	allocs := testing.AllocsPerRun(10, run)
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(chunks)), "ns/chunk")
+	b.ReportMetric(allocs/benchDeltas, "allocs/delta")
 }

@@ -3,11 +3,13 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -50,14 +52,11 @@ func (m memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func benchClient() (oai.Client, *Provider, *llm.Request) {
+func benchClient(testing.TB) (oai.Client, *Provider, *llm.Request) {
 	hc := &http.Client{Transport: memTransport{body: benchBody()}}
 	opts := []option.RequestOption{option.WithBaseURL("http://replay.invalid/v1"), option.WithAPIKey("k"), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
 	p, _ := New(WithRequestOptions(opts...))
 	req := &llm.Request{Model: "gpt-4.1-mini", Messages: []llm.Message{llm.UserText("Count.")}}
-	params, _ := NewParams(req, "", false)
-	params.StreamOptions.IncludeUsage = oai.Bool(true)
-	_ = params
 	return oai.NewClient(opts...), p, req
 }
 
@@ -104,7 +103,7 @@ func unifiedStream(p *Provider, req *llm.Request, untilFirst bool) int {
 // same replayed answer: whole answers (reported per chunk) and the time
 // to the first text delta.
 func BenchmarkStream(b *testing.B) {
-	c, p, req := benchClient()
+	c, p, req := benchClient(b)
 	for _, bc := range []struct {
 		name string
 		run  func(bool) int
@@ -132,4 +131,83 @@ func BenchmarkStream(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOverhead runs the SDK's stream and the unified one in turn
+// within each iteration (alternating which goes first), so both see the
+// same machine load, and reports the unified/SDK time ratio for a whole
+// answer and for the first text delta.
+func BenchmarkOverhead(b *testing.B) {
+	c, p, req := benchClient(b)
+	for _, first := range []bool{false, true} {
+		name := "whole"
+		if first {
+			name = "first"
+		}
+		b.Run(name, func(b *testing.B) {
+			var sdkTime, uniTime time.Duration
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				if i%2 == 0 {
+					sdkStream(c, req, first)
+					t1 := time.Now()
+					unifiedStream(p, req, first)
+					sdkTime += t1.Sub(t0)
+					uniTime += time.Since(t1)
+				} else {
+					unifiedStream(p, req, first)
+					t1 := time.Now()
+					sdkStream(c, req, first)
+					uniTime += t1.Sub(t0)
+					sdkTime += time.Since(t1)
+				}
+				i++
+			}
+			per := float64(b.N)
+			if !first {
+				per *= benchDeltas
+				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/chunk")
+				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/chunk")
+			} else {
+				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/first")
+				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/first")
+			}
+			b.ReportMetric(float64(uniTime)/float64(sdkTime), "unified/sdk")
+		})
+	}
+}
+
+// BenchmarkTranslate measures this package's own work alone: the chunks
+// of the benchmark answer, decoded once by the SDK's types, translated
+// into events (reported per chunk, with the allocations per text delta).
+func BenchmarkTranslate(b *testing.B) {
+	var chunks []oai.ChatCompletionChunk
+	for _, line := range strings.Split(string(benchBody()), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c oai.ChatCompletionChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			b.Fatal(err)
+		}
+		chunks = append(chunks, c)
+	}
+	var out []llm.StreamEvent
+	run := func() {
+		tr := newTranslator()
+		for i := range chunks {
+			out = tr.chunk(&chunks[i], out[:0])
+		}
+		out = tr.end(out[:0])
+	}
+	run()
+	allocs := testing.AllocsPerRun(10, run)
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(chunks)), "ns/chunk")
+	b.ReportMetric(allocs/benchDeltas, "allocs/delta")
 }
