@@ -12,8 +12,8 @@ import (
 	"github.com/saap-go/agent/llm/internal/provutil"
 )
 
-// mapError classifies the SDK's errors as *llm.Error; cancellation and
-// other errors pass through unchanged. inStream marks an error event that
+// mapError classifies the SDK's errors as *llm.Error; cancellation
+// passes through unchanged. inStream marks an error event that
 // arrived after the response began, which has no status of its own.
 func mapError(err error, inStream bool) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -21,7 +21,7 @@ func mapError(err error, inStream bool) error {
 	}
 	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
-		return err
+		return unavailable(Name, err)
 	}
 	status := apiErr.StatusCode
 	if inStream {
@@ -43,4 +43,11 @@ func mapError(err error, inStream bool) error {
 		Message:    msg,
 		Err:        err,
 	}
+}
+
+// unavailable classifies a failure that carries no answer from the
+// provider (no connection, a body that could not be read) as
+// ErrUnavailable.
+func unavailable(provider string, err error) error {
+	return &llm.Error{Kind: llm.ErrUnavailable, Provider: provider, Message: err.Error(), Err: err}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/saap-go/agent/llm/internal/provutil"
 )
 
-// mapError classifies the SDK's errors as *llm.Error; cancellation and
-// other errors pass through unchanged. inStream marks an error that
+// mapError classifies the SDK's errors as *llm.Error; cancellation
+// passes through unchanged. inStream marks an error that
 // arrived inside the stream, which has no status of its own.
 func mapError(err error, inStream bool) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -22,7 +22,7 @@ func mapError(err error, inStream bool) error {
 	if !errors.As(err, &apiErr) {
 		var p *genai.APIError
 		if !errors.As(err, &p) || p == nil {
-			return err
+			return unavailable(Name, err)
 		}
 		apiErr = *p
 	}
@@ -54,4 +54,11 @@ func retryDelay(details []map[string]any) time.Duration {
 		}
 	}
 	return 0
+}
+
+// unavailable classifies a failure that carries no answer from the
+// provider (no connection, a body that could not be read) as
+// ErrUnavailable.
+func unavailable(provider string, err error) error {
+	return &llm.Error{Kind: llm.ErrUnavailable, Provider: provider, Message: err.Error(), Err: err}
 }

@@ -319,3 +319,17 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("Open(gemini) = %s, %s", p.Name(), model)
 	}
 }
+
+func TestUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	p, err := New(WithBaseURL(url), WithAPIKey("k"), noRetries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), question())
+	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
+		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
+	}
+}

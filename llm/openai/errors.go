@@ -14,8 +14,8 @@ import (
 	"github.com/saap-go/agent/llm/internal/provutil"
 )
 
-// mapError classifies the SDK's errors as *llm.Error; cancellation and
-// other errors pass through unchanged.
+// mapError classifies the SDK's errors as *llm.Error; cancellation
+// passes through unchanged.
 func mapError(provider string, err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -62,5 +62,12 @@ func mapError(provider string, err error) error {
 			Err:      err,
 		}
 	}
-	return err
+	return unavailable(provider, err)
+}
+
+// unavailable classifies a failure that carries no answer from the
+// provider (no connection, a body that could not be read) as
+// ErrUnavailable.
+func unavailable(provider string, err error) error {
+	return &llm.Error{Kind: llm.ErrUnavailable, Provider: provider, Message: err.Error(), Err: err}
 }
