@@ -161,6 +161,12 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The class answers discovery too, for gateways of other processes.
+	srvDisc, err := discovery.Serve(ctx, b, resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srvDisc.Stop() })
 	gw, err := gateway.New(gateway.Config{
 		Bus:       b,
 		Auth:      gateway.StaticTokens(map[string]event.UserIdentity{TokenAlice: Alice, TokenBob: Bob}),
