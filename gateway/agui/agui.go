@@ -79,11 +79,9 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(errorBody{Detail: msg})
 }
 
-const maxBody = 1 << 20
-
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	user, _ := gateway.UserFrom(r.Context())
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.g.Config().MaxBody))
 	if err != nil {
 		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: %v", err))
 		return

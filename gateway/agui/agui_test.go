@@ -189,6 +189,17 @@ func TestInterruptResume(t *testing.T) {
 		t.Fatalf("unknown interrupt: %d %s, want 404", status, body)
 	}
 
+	// A cancelled interrupt sends nothing: the question stays open.
+	cancelled, _ := json.Marshal(map[string]any{"threadId": thread, "runId": "run-c", "messages": []any{},
+		"resume": []any{map[string]any{"interruptId": id, "status": "cancelled"}}})
+	status, fs, body = post(t, e, adaptertest.TokenAlice, string(cancelled))
+	if got := types(fs); status != http.StatusOK || !slices.Equal(got, []string{"RUN_STARTED", "RUN_FINISHED"}) {
+		t.Fatalf("cancelled resume: %d %s %q", status, body, got)
+	}
+	if status, _, _ := post(t, e, adaptertest.TokenBob, string(cancelled)); status != http.StatusForbidden {
+		t.Fatalf("Bob cancels in Alice's thread: %d, want 403", status)
+	}
+
 	status, fs, body = post(t, e, adaptertest.TokenAlice, resume(thread, id, "Ada"))
 	if status != http.StatusOK {
 		t.Fatalf("resume: %d %s", status, body)
@@ -268,6 +279,9 @@ func TestOfficialClient(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return r
+	}
+	if string(res["invalid"]) != "[]" {
+		t.Errorf("events the AG-UI schema rejects: %s", res["invalid"])
 	}
 	hello := get("hello")
 	if hello.Error != nil || hello.Text != "Hello, world" || hello.Outcome == nil || hello.Outcome.Outcome != "success" {

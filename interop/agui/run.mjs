@@ -2,7 +2,11 @@
 // Usage: node run.mjs <base URL> ; prints one JSON object with what each
 // scenario saw, for the Go test (gateway/agui) to check.
 import { HttpAgent } from "@ag-ui/client";
+import { EventSchemas } from "@ag-ui/core/schemas";
 import { randomUUID } from "node:crypto";
+
+// Every event checked against the protocol's own schema.
+const invalid = [];
 
 const base = process.argv[2];
 const url = `${base}/agui/HelperAgent/dev`;
@@ -15,7 +19,11 @@ async function run(a, params = {}) {
   let error = null;
   try {
     await a.runAgent(params, {
-      onEvent: ({ event }) => { types.push(event.type); },
+      onEvent: ({ event }) => {
+        types.push(event.type);
+        const r = EventSchemas.safeParse(event);
+        if (!r.success) invalid.push({ type: event.type, issues: r.error.issues.map((i) => i.message) });
+      },
       onRunFinishedEvent: (p) => { outcome = { outcome: p.outcome, interrupts: p.interrupts ?? null }; },
       onRunErrorEvent: ({ event }) => { error = event.message; },
     });
@@ -68,4 +76,5 @@ const out = {};
   out.unauthenticated = await run(a);
 }
 
+out.invalid = invalid;
 console.log(JSON.stringify(out));
