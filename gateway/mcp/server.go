@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -289,7 +290,7 @@ func errorResult(msg string) *sdk.CallToolResult {
 // get 404, as for a session that does not exist.
 func Handler(g *gateway.Gateway, o Options) http.Handler {
 	o = o.withDefaults()
-	owners := &sessions{m: map[string]string{}}
+	owners := &sessions{m: map[string]owner{}}
 	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		user, _ := gateway.UserFrom(r.Context())
 		oo := o
@@ -297,7 +298,7 @@ func Handler(g *gateway.Gateway, o Options) http.Handler {
 			oo.AgentID = id
 		}
 		return NewServer(g, user, oo)
-	}, &sdk.StreamableHTTPOptions{})
+	}, &sdk.StreamableHTTPOptions{SessionTimeout: sessionIdle})
 	return g.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, _ := gateway.UserFrom(r.Context())
 		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -324,23 +325,44 @@ func Mount(g *gateway.Gateway, o Options) {
 	}
 }
 
+// sessionIdle is how long an MCP session may stay unused: the SDK then
+// closes it, and the gateway forgets its owner a little later.
+const sessionIdle = time.Hour
+
 // sessions maps MCP session ids to the users who opened them.
 type sessions struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]owner
+}
+
+type owner struct {
+	user string
+	seen time.Time
 }
 
 func (s *sessions) get(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, ok := s.m[id]
-	return u, ok
+	o, ok := s.m[id]
+	if ok {
+		o.seen = time.Now()
+		s.m[id] = o
+	}
+	return o.user, ok
 }
 
 func (s *sessions) put(id, user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[id] = user
+	now := time.Now()
+	if len(s.m)%1024 == 1023 {
+		for k, o := range s.m {
+			if now.Sub(o.seen) > 2*sessionIdle {
+				delete(s.m, k)
+			}
+		}
+	}
+	s.m[id] = owner{user: user, seen: now}
 }
 
 func (s *sessions) del(id string) {
