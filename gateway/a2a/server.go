@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -150,7 +151,46 @@ func (s *Server) writeCard(w http.ResponseWriter, r *http.Request, className, id
 		return
 	}
 	card := s.Card(c.Response, s.base(r)+Prefix+"/"+className+"/"+id)
+	if strings.HasPrefix(strings.TrimSpace(r.Header.Get("A2A-Version")), "1.") {
+		// A v1.0 client asks: the same card in the v1.0 shape, naming
+		// both protocol versions the endpoint speaks.
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v1Card(card))
+		return
+	}
 	a2asrv.NewStaticAgentCardHandler(card).ServeHTTP(w, r)
+}
+
+// v1Card is card in the shape of A2A v1.0, whose clients find the
+// endpoint in supportedInterfaces.
+func v1Card(card *core.AgentCard) map[string]any {
+	skills := make([]map[string]any, 0, len(card.Skills))
+	for _, sk := range card.Skills {
+		skills = append(skills, map[string]any{"id": sk.ID, "name": sk.Name, "description": sk.Description,
+			"tags": sk.Tags, "inputModes": sk.InputModes, "outputModes": sk.OutputModes})
+	}
+	out := map[string]any{
+		"name":        card.Name,
+		"description": card.Description,
+		"version":     card.Version,
+		"supportedInterfaces": []map[string]any{
+			{"url": card.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+			{"url": card.URL, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+		},
+		"capabilities":       map[string]any{"streaming": card.Capabilities.Streaming},
+		"defaultInputModes":  card.DefaultInputModes,
+		"defaultOutputModes": card.DefaultOutputModes,
+		"skills":             skills,
+		"securitySchemes": map[string]any{
+			"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer", "description": "the gateway's bearer token"}},
+		},
+		"securityRequirements": []map[string]any{{"schemes": map[string]any{"bearer": map[string]any{"list": []string{}}}}},
+	}
+	if card.Provider != nil {
+		out["provider"] = map[string]any{"organization": card.Provider.Org, "url": card.Provider.URL}
+	}
+	return out
 }
 
 // base is the public URL of the gateway as the request reached it.
