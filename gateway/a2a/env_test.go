@@ -82,6 +82,7 @@ type env struct {
 	gw    *gateway.Gateway
 	class string
 	url   string // the A2A base URL of the greeter instance
+	nats  string // the NATS server's URL
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -94,26 +95,7 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(ns.Shutdown)
 	class := "Greeter" + event.NewID()[16:]
-	r, err := agent.New(&greeter{class: class}, agent.WithNATS(ns.URL()), agent.Standalone(), agent.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("agent: %v", err)
-		}
-	})
-	select {
-	case <-r.Ready():
-	case err := <-ran:
-		t.Fatalf("agent stopped before it was ready: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("agent not ready")
-	}
+	startAgent(t, &greeter{class: class}, ns.URL())
 	b, err := natsbus.Connect(natsbus.Config{URL: ns.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -137,11 +119,36 @@ func newEnv(t testing.TB) *env {
 	a2agw.Mount(gw, a2agw.Config{Logger: quiet()})
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, gw: gw, class: class, url: srv.URL + a2agw.Prefix + "/" + class + "/" + agentID}
+	return &env{srv: srv, gw: gw, class: class, url: srv.URL + a2agw.Prefix + "/" + class + "/" + agentID, nats: ns.URL()}
 }
 
 func ctxTimeout(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// startAgent runs a on the NATS server at url until the test ends.
+func startAgent(t testing.TB, a agent.Agent, url string) {
+	t.Helper()
+	r, err := agent.New(a, agent.WithNATS(url), agent.Standalone(), agent.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("agent: %v", err)
+		}
+	})
+	select {
+	case <-r.Ready():
+	case err := <-ran:
+		t.Fatalf("agent stopped before it was ready: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("agent not ready")
+	}
 }
