@@ -71,6 +71,7 @@ func Mount(gw *gateway.Gateway, cfg Config) *Server {
 	s := &Server{gw: gw, cfg: cfg, tasks: newTasks(), log: cfg.Logger}
 	handler := a2asrv.NewHandler(&executor{s: s},
 		a2asrv.WithCallInterceptor(&guard{s: s}),
+		a2asrv.WithTaskStore(newTaskStore()),
 		a2asrv.WithLogger(cfg.Logger))
 	s.rpc = versions(a2asrv.NewJSONRPCHandler(handler))
 	gw.Handle("GET "+a2asrv.WellKnownAgentCardPath, http.HandlerFunc(s.serveRootCard))

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -114,4 +115,54 @@ func (g *guard) Before(ctx context.Context, call *a2asrv.CallContext, req *a2asr
 		return ctx, fmt.Errorf("task %q: %w", id, core.ErrTaskNotFound)
 	}
 	return ctx, nil
+}
+
+// taskStore keeps the a2asrv tasks as their JSON: one encoding per save
+// and one decoding per read isolate the stored task from the handler's
+// copy, at less cost than the SDK's in-memory store, which copies through
+// gob on both.
+type taskStore struct {
+	mu sync.RWMutex
+	m  map[core.TaskID][]byte
+}
+
+func newTaskStore() *taskStore { return &taskStore{m: make(map[core.TaskID][]byte)} }
+
+// Save implements a2asrv.TaskStore.
+func (s *taskStore) Save(_ context.Context, t *core.Task) error {
+	if t == nil || t.ID == "" || t.ContextID == "" {
+		return fmt.Errorf("a2a: task without id or context id: %w", core.ErrInvalidParams)
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("a2a: encode task %s: %w", t.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[t.ID]; !ok && len(s.m) >= maxTasks {
+		n := 0
+		for k := range s.m {
+			delete(s.m, k)
+			if n++; n >= maxTasks/2 {
+				break
+			}
+		}
+	}
+	s.m[t.ID] = data
+	return nil
+}
+
+// Get implements a2asrv.TaskStore.
+func (s *taskStore) Get(_ context.Context, id core.TaskID) (*core.Task, error) {
+	s.mu.RLock()
+	data, ok := s.m[id]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, core.ErrTaskNotFound
+	}
+	var t core.Task
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("a2a: decode task %s: %w", id, err)
+	}
+	return &t, nil
 }

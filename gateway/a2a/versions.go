@@ -32,13 +32,14 @@ func versions(h http.Handler) http.Handler {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, "request body: "+err.Error())
 			return
 		}
-		var req map[string]json.RawMessage
-		method := ""
-		if json.Unmarshal(data, &req) == nil {
-			_ = json.Unmarshal(req["method"], &method)
+		var head struct {
+			Method string `json:"method"`
 		}
+		_ = json.Unmarshal(data, &head)
+		method := head.Method
 		old, ok := v1Methods[method]
-		if !ok {
+		var req map[string]json.RawMessage
+		if !ok || json.Unmarshal(data, &req) != nil {
 			r.Body = io.NopCloser(bytes.NewReader(data))
 			h.ServeHTTP(w, r)
 			return
