@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -42,23 +43,26 @@ func timed(tb testing.TB, client *http.Client, url, body, first string) (toFirst
 // gateway's plain SSE endpoint and through A2A message/stream, in the same
 // process, alternating which goes first. It reports the time to the first
 // text (the first ChunkEvent; the first artifact update) and to the end of
-// the stream for both, and the A2A/SSE ratios.
+// the stream for both, the process's CPU time per request of each, and the
+// A2A/SSE ratios.
 func BenchmarkStream(b *testing.B) {
 	e := newEnv(b)
 	client := e.srv.Client()
 	sseURL := e.srv.URL + "/agents/" + e.class + "/" + agentID + "/UserMessageEvent/stream"
 	sseBody := `{"messages":[{"role":"user","content":"world"}]}`
 	rpcBody := `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"world"}]}}}`
-	var sseFirst, sseEnd, a2aFirst, a2aEnd time.Duration
+	var sseFirst, sseEnd, a2aFirst, a2aEnd, sseCPU, a2aCPU time.Duration
 	i := 0
 	for b.Loop() {
 		sse := func() {
+			c := cpuTime()
 			f, d := timed(b, client, sseURL, sseBody, `"ChunkEvent"`)
-			sseFirst, sseEnd = sseFirst+f, sseEnd+d
+			sseFirst, sseEnd, sseCPU = sseFirst+f, sseEnd+d, sseCPU+cpuTime()-c
 		}
 		a2a := func() {
+			c := cpuTime()
 			f, d := timed(b, client, e.url, rpcBody, `"artifact-update"`)
-			a2aFirst, a2aEnd = a2aFirst+f, a2aEnd+d
+			a2aFirst, a2aEnd, a2aCPU = a2aFirst+f, a2aEnd+d, a2aCPU+cpuTime()-c
 		}
 		if i%2 == 0 {
 			sse()
@@ -77,4 +81,19 @@ func BenchmarkStream(b *testing.B) {
 	b.ReportMetric(ms(a2aEnd), "a2a-done-ms")
 	b.ReportMetric(float64(a2aFirst)/float64(sseFirst), "first-ratio")
 	b.ReportMetric(float64(a2aEnd)/float64(sseEnd), "done-ratio")
+	b.ReportMetric(ms(sseCPU), "sse-cpu-ms")
+	b.ReportMetric(ms(a2aCPU), "a2a-cpu-ms")
+	b.ReportMetric(float64(a2aCPU)/float64(sseCPU), "cpu-ratio")
+}
+
+// cpuTime is the process's user and system CPU time so far: the agent, the
+// gateway and the client all run in the test process, so the difference
+// over a request is what the whole exchange cost, independent of how long
+// the machine's load made it wait.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -68,11 +68,15 @@ func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	}
 	defer st.close()
 	if rc.StoredTask == nil {
-		if err := q.Write(ctx, core.NewSubmittedTask(rc, rc.Message)); err != nil {
+		// The run is already going: the task starts out working. (Every
+		// event costs the SDK's task manager deep copies of the task, so
+		// there is no separate "submitted" step.)
+		t := core.NewSubmittedTask(rc, rc.Message)
+		t.Status.State = core.TaskStateWorking
+		if err := q.Write(ctx, t); err != nil {
 			return err
 		}
-	}
-	if err := q.Write(ctx, core.NewStatusUpdateEvent(rc, core.TaskStateWorking, nil)); err != nil {
+	} else if err := q.Write(ctx, core.NewStatusUpdateEvent(rc, core.TaskStateWorking, nil)); err != nil {
 		return err
 	}
 	return e.follow(ctx, rc, q, st, x)
