@@ -273,3 +273,53 @@ func TestCancel(t *testing.T) {
 		t.Fatal("a canceled task took an answer")
 	}
 }
+
+// A client that lost its stream rejoins the running task with
+// tasks/resubscribe; another user can neither rejoin nor cancel it.
+func TestResubscribe(t *testing.T) {
+	gate = make(chan struct{})
+	e := newEnv(t)
+	a, b := e.client(t, tokenAlice), e.client(t, tokenBob)
+	ctx, cancel := context.WithCancel(ctxTimeout(t))
+	var id core.TaskID
+	for ev, err := range a.SendStreamingMessage(ctx, userText("slow")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ev.(*core.TaskArtifactUpdateEvent); ok {
+			id = ev.TaskInfo().TaskID
+			break
+		}
+	}
+	cancel() // the client goes away; the run goes on
+	for _, err := range b.ResubscribeToTask(ctxTimeout(t), &core.TaskIDParams{ID: id}) {
+		if err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("bob resubscribes to a running task: %v, want task not found", err)
+		}
+		break
+	}
+	if _, err := b.CancelTask(ctxTimeout(t), &core.TaskIDParams{ID: id}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("bob cancels a running task: %v, want task not found", err)
+	}
+	var final *core.TaskStatusUpdateEvent
+	for ev, err := range a.ResubscribeToTask(ctxTimeout(t), &core.TaskIDParams{ID: id}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-gate:
+		default:
+			close(gate) // alice is back: let the run finish
+		}
+		if st, ok := ev.(*core.TaskStatusUpdateEvent); ok && st.Final {
+			final = st
+		}
+	}
+	if final == nil || final.Status.State != core.TaskStateCompleted {
+		t.Fatalf("resubscribed stream ended with %+v, want completed", final)
+	}
+	task, err := a.GetTask(ctxTimeout(t), &core.TaskQueryParams{ID: id})
+	if err != nil || partsText(task.Artifacts[0].Parts) != "Hello, slow" {
+		t.Fatalf("tasks/get: %v %+v", err, task)
+	}
+}

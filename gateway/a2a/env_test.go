@@ -28,9 +28,14 @@ var (
 	bob   = event.UserIdentity{ID: "bob", Name: "Bob", Email: "bob@example.com", Roles: []string{"user"}}
 )
 
+// gate holds the greeter's "slow" runs until the test that made it closes
+// it.
+var gate chan struct{}
+
 // greeter is the real agent behind the gateway. "ask" makes it ask the
 // user's name (a HITL input question); "fail" makes it fail; any other
-// text is greeted in three streamed chunks and a stop carrying the whole
+// text ("slow" streams dots until gate opens) is greeted in three
+// streamed chunks and a stop carrying the whole
 // greeting.
 type greeter struct{ class string }
 
@@ -55,6 +60,26 @@ func (g *greeter) Greet(ctx step.Context, m *event.UserMessageEvent) (step.Eithe
 		return step.Other[*event.LLMStopEvent](q), nil
 	case "fail":
 		return none, step.Userf("cannot greet anyone today")
+	case "slow":
+		// Streams a chunk every 20 ms until the test opens gate, so a
+		// client that subscribes at any moment sees one.
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for open := false; !open; {
+			if err := ctx.Emit(&event.ChunkEvent{Content: "."}); err != nil {
+				return none, err
+			}
+			select {
+			case <-gate:
+				open = true
+			case <-tick.C:
+			case <-ctx.Done():
+				return none, ctx.Err()
+			}
+		}
+		stop := &event.LLMStopEvent{}
+		stop.OutputMessages = []event.Message{event.MessageFromString("assistant", "Hello, slow")}
+		return step.OneOf[*event.LLMStopEvent, *event.HumanInTheLoopInputRequestEvent](stop), nil
 	}
 	stop, err := greet(ctx, text)
 	return step.OneOf[*event.LLMStopEvent, *event.HumanInTheLoopInputRequestEvent](stop), err
