@@ -138,8 +138,8 @@ func TestGoClientStream(t *testing.T) {
 	e := newEnv(t)
 	c := e.client(t, tokenAlice)
 	s := collect(t, c.SendStreamingMessage(ctxTimeout(t), userText("world")))
-	if task, ok := s.first.(*core.Task); !ok || task.Status.State != core.TaskStateWorking {
-		t.Errorf("first event %T %+v, want the working task", s.first, s.first)
+	if st, ok := s.first.(*core.TaskStatusUpdateEvent); !ok || st.Status.State != core.TaskStateWorking {
+		t.Errorf("first event %T %+v, want the working status", s.first, s.first)
 	}
 	if want := []string{"Hello", ", ", "world", "Hello, world"}; !slices.Equal(s.texts, want) {
 		t.Errorf("artifact updates %q, want %q", s.texts, want)

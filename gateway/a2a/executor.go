@@ -67,16 +67,10 @@ func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return err
 	}
 	defer st.close()
-	if rc.StoredTask == nil {
-		// The run is already going: the task starts out working. (Every
-		// event costs the SDK's task manager deep copies of the task, so
-		// there is no separate "submitted" step.)
-		t := core.NewSubmittedTask(rc, rc.Message)
-		t.Status.State = core.TaskStateWorking
-		if err := q.Write(ctx, t); err != nil {
-			return err
-		}
-	} else if err := q.Write(ctx, core.NewStatusUpdateEvent(rc, core.TaskStateWorking, nil)); err != nil {
+	// The first event says the run is going. It is a status update, not a
+	// Task: the a2a-go v0.3.3 task manager keeps a Task event as its own
+	// state and changes it in place while the stream still encodes it.
+	if err := q.Write(ctx, core.NewStatusUpdateEvent(rc, core.TaskStateWorking, nil)); err != nil {
 		return err
 	}
 	return e.follow(ctx, rc, q, st, x)

@@ -94,7 +94,7 @@ func TestV1Methods(t *testing.T) {
 		}
 	}
 	last := result(t, events[len(events)-1])["statusUpdate"].(map[string]any)
-	if kinds[0] != "task" || last["status"].(map[string]any)["state"] != "TASK_STATE_INPUT_REQUIRED" || last["final"] != nil {
+	if kinds[0] != "statusUpdate" || last["status"].(map[string]any)["state"] != "TASK_STATE_INPUT_REQUIRED" || last["final"] != nil {
 		t.Fatalf("stream kinds %v, last %v", kinds, last)
 	}
 	// Another user's GetTask is refused like an unknown id.
