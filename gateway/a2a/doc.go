@@ -32,6 +32,8 @@
 // Every task belongs to the user who created it: a task id of another
 // user (or of another agent than the URL's) answers "task not found", for
 // reading, resubscribing, cancelling and continuing alike. Tasks live in
-// the process (the a2asrv in-memory store), so a restarted or other
-// replica does not know them.
+// the process's memory, so a restarted or other replica does not know
+// them. The cards come in the v0.3 shape, or in the v1.0 shape for a
+// client that asks with an A2A-Version: 1.x header. docs/a2a.md in the
+// repository describes the mapping in full.
 package a2a
