@@ -17,6 +17,8 @@ type MemoryStore struct {
 	runs    map[RunKey]*memRun
 	markers map[RunKey]map[string]string
 	threads map[Scope]map[string][]byte
+
+	status memStatus // run status records (StatusStore)
 }
 
 type memRun struct {
