@@ -261,13 +261,9 @@ func stateOf(s RunState) *RunState {
 
 var statePending, stateRunning = StatePending, StateRunning
 
-// noteStart records a started run as pending, or as running when the start
-// triggers steps (which record running anyway).
-func (e *Engine) noteStart(ctx context.Context, r *runEntry, t topic.Agent, steps bool) {
-	if steps {
-		e.noteRunning(ctx, r, t)
-		return
-	}
+// noteStart records a started run as pending: no step has run yet (the
+// first one records running).
+func (e *Engine) noteStart(ctx context.Context, r *runEntry, t topic.Agent) {
 	e.writeStatus(ctx, r, t, RunStatus{State: StatePending})
 }
 
