@@ -55,25 +55,64 @@ type undoRecord struct {
 }
 
 // recordUndo keeps the record of a compensable step's execution before its
-// outputs are published. The outputs are already encoded; inputs are kept
-// as ids, which the run's history resolves.
+// outputs are published. The outputs are already encoded and go in as
+// they are; inputs are kept as ids, which the run's history resolves. The
+// record is built by hand: it is on the path of every compensable step.
 func (e *Engine) recordUndo(ctx context.Context, run RunKey, p *plan, outs []json.RawMessage) error {
-	in := make([][]string, len(p.args))
+	name := p.step.Name()
+	n := 64 + len(name) + len(p.b.key)
+	for _, o := range outs {
+		n += len(o) + 1
+	}
+	n += 28 * len(p.inputs)
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"step":`...)
+	buf = appendJSONString(buf, name)
+	buf = append(buf, `,"key":`...)
+	buf = appendJSONString(buf, p.b.key)
+	buf = append(buf, `,"in":[`...)
 	for i, a := range p.args {
-		in[i] = eventIDs(make([]string, 0, len(a)), a)
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '[')
+		for j, ev := range a {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendJSONString(buf, ev.EventBase().EventID)
+		}
+		buf = append(buf, ']')
 	}
-	rec := undoRecord{Step: p.step.Name(), Key: p.b.key, In: in, Out: outs, At: time.Now().UnixNano()}
-	if rec.Out == nil {
-		rec.Out = []json.RawMessage{}
+	buf = append(buf, `],"out":[`...)
+	for i, o := range outs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, o...)
 	}
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("dispatch: encode the compensation record of %s: %w", rec.Step, err)
-	}
-	if err := e.store.Set(ctx, run.RunContext(), undoPrefix+rec.Step+"."+rec.Key, raw); err != nil {
-		return fmt.Errorf("dispatch: keep the compensation record of %s: %w", rec.Step, err)
+	buf = append(buf, `],"at":`...)
+	buf = strconv.AppendInt(buf, time.Now().UnixNano(), 10)
+	buf = append(buf, '}')
+	if err := e.store.Set(ctx, run.RunContext(), undoPrefix+name+"."+p.b.key, buf); err != nil {
+		return fmt.Errorf("dispatch: keep the compensation record of %s: %w", name, err)
 	}
 	return nil
+}
+
+// appendJSONString appends s as a JSON string: plain ids as they are, any
+// other text through encoding/json.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(buf, q...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 // compensable reports whether a step of the workflow declares a
