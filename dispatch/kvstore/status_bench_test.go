@@ -3,6 +3,7 @@ package kvstore_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/dispatch"
@@ -10,11 +11,11 @@ import (
 )
 
 // BenchmarkRunStatus measures a run-status query on the embedded server
-// against its baseline, RoundTrip: one raw KV get of an existing key on
-// the same server, same run. Read is dispatch.ReadStatus on the store (what
-// Runner.RunStatus does); Bus is dispatch.RequestStatus, a NATS request
-// answered by a replica's ServeStatus, which then reads the store (what
-// the gateway does).
+// against its baseline, one raw KV get of an existing key on the same
+// server, in the same loop: status-read is dispatch.ReadStatus on the store
+// (what Runner.RunStatus does); status-bus is dispatch.RequestStatus, a
+// NATS request answered by a replica's ServeStatus, which then reads the
+// store (what the gateway does).
 func BenchmarkRunStatus(b *testing.B) {
 	url := embedded(b)
 	js := connect(b, url)
@@ -33,29 +34,42 @@ func BenchmarkRunStatus(b *testing.B) {
 	if err := s.PutStatus(b.Context(), dispatch.RunKey{Class: class, Run: run}, "t1", rec); err != nil {
 		b.Fatal(err)
 	}
-	b.Run("RoundTrip", func(b *testing.B) { benchRoundTrip(b, raw) })
-	b.Run("Read", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := dispatch.ReadStatus(b.Context(), s, class, run); err != nil {
+	nb, err := natsbus.Connect(natsbus.Config{URL: url})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nb.Close()
+	sub, err := dispatch.ServeStatus(b.Context(), nb, s, class, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if _, err := raw.Put(b.Context(), "baseline", []byte(`1`)); err != nil {
+		b.Fatal(err)
+	}
+	// The three queries alternate within one loop, so that the load of a
+	// shared machine weighs on them alike; each is timed on its own.
+	ops := [3]func() error{
+		func() error { _, err := raw.Get(b.Context(), "baseline"); return err },
+		func() error { _, err := dispatch.ReadStatus(b.Context(), s, class, run); return err },
+		func() error { _, err := dispatch.RequestStatus(b.Context(), nb, class, run); return err },
+	}
+	var took [3]time.Duration
+	n := 0
+	for b.Loop() {
+		for k := range ops {
+			i := (k + n) % len(ops)
+			t0 := time.Now()
+			if err := ops[i](); err != nil {
 				b.Fatal(err)
 			}
+			took[i] += time.Since(t0)
 		}
-	})
-	b.Run("Bus", func(b *testing.B) {
-		nb, err := natsbus.Connect(natsbus.Config{URL: url})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer nb.Close()
-		sub, err := dispatch.ServeStatus(b.Context(), nb, s, class, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = sub.Unsubscribe() }()
-		for b.Loop() {
-			if _, err := dispatch.RequestStatus(b.Context(), nb, class, run); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		n++
+	}
+	b.ReportMetric(float64(took[0].Nanoseconds())/float64(n), "ns/raw-get")
+	b.ReportMetric(float64(took[1].Nanoseconds())/float64(n), "ns/status-read")
+	b.ReportMetric(float64(took[2].Nanoseconds())/float64(n), "ns/status-bus")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "read-ratio")
+	b.ReportMetric(float64(took[2])/float64(took[0]), "bus-ratio")
 }
