@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -230,4 +232,126 @@ func (e *crashEnv) sagaReplica(name string, env ...string) *crashtest.Child {
 	defer cancel()
 	c.WaitReady(ctx)
 	return c
+}
+
+// TestCrashCompensationRandomKills fails 20 runs after two compensable
+// steps on two replicas whose steps and compensations take random time,
+// while replicas are killed with SIGKILL at random moments and replaced.
+// Every run must end compensated, each compensation's effect must happen
+// exactly once per run, Refund before Release, and the stream must hold
+// one StepCompensatedEvent per compensation and one RunCompensatedEvent
+// per run.
+func TestCrashCompensationRandomKills(t *testing.T) {
+	const (
+		runs  = 20
+		kills = 4
+	)
+	e := newCrashEnv(t)
+	work := envCrashWork + "=40ms"
+	reps := []*crashtest.Child{e.sagaReplica("saga-a", work), e.sagaReplica("saga-b", work)}
+	c := client(t, e.srv.URL())
+	started := time.Now()
+	ids := make([]string, runs)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range runs {
+			run := newRun(e.class, "dev")
+			ids[i] = run.Run
+			if err := publishErr(context.Background(), c, run, userMessage(fmt.Sprint("order ", i)), nil); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(25 * time.Millisecond) // spread the load over the kills
+		}
+	}()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 18))
+	for killed := 0; killed < kills; killed++ {
+		time.Sleep(time.Duration(150+rng.IntN(350)) * time.Millisecond) // random moment
+		i := rng.IntN(len(reps))
+		reps[i].Kill()
+		reps[i] = e.sagaReplica(fmt.Sprintf("saga-%d", killed+1), work)
+	}
+	<-done
+	if t.Failed() {
+		return
+	}
+	e.waitEvents("RunCompensatedEvent", runs)
+	e.waitSettled()
+	elapsed := time.Since(started)
+	for _, r := range reps {
+		if err := r.Stop(waitLong); err != nil {
+			t.Errorf("%s did not shut down cleanly: %v\n%s", r.Name, err, r.Output())
+		}
+	}
+
+	got := map[string]int{}
+	for _, s := range e.streamEvents() {
+		got[s.name]++
+	}
+	for n, want := range map[string]int{"ExceptionEvent": runs, "StepCompensatedEvent": 2 * runs, "RunCompensatedEvent": runs,
+		"StepCompensationFailedEvent": 0} {
+		if got[n] != want {
+			t.Errorf("stream holds %d %s, want %d (all: %v)", got[n], n, want, got)
+		}
+	}
+	effects, dups := e.effectCounts()
+	for _, n := range []string{"Reserve", "Charge", "Refund", "Release"} {
+		if effects[n] != runs {
+			t.Errorf("%d side effects of %s, want %d (all: %v)", effects[n], n, runs, effects)
+		}
+	}
+	// Per run, Refund's effect was stored before Release's.
+	order := e.effectOrder()
+	outOfOrder := 0
+	for _, id := range ids {
+		if r := order[id]; r["Refund"] == 0 || r["Refund"] > r["Release"] {
+			outOfOrder++
+			t.Errorf("run %s: effect revisions %v, want Refund before Release", id, r)
+		}
+	}
+	st, err := kvstore.New(context.Background(), e.js, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[dispatch.RunState]int{}
+	for _, id := range ids {
+		s, err := dispatch.ReadStatus(context.Background(), st, e.class, id)
+		if err != nil {
+			t.Errorf("status of %s: %v", id, err)
+			continue
+		}
+		states[s.State]++
+	}
+	if states[dispatch.StateCompensated] != runs {
+		t.Errorf("statuses %v, want %d compensated", states, runs)
+	}
+	t.Logf("random kills during compensation: %d runs, %d kills, %v: stream %v, side effects %v, re-runs absorbed by idempotency keys %d, out of order %d, statuses %v",
+		runs, kills, elapsed.Round(time.Millisecond), got, effects, dups, outOfOrder, states)
+}
+
+// effectOrder returns, per run, the KV revision of each side effect.
+func (e *crashEnv) effectOrder() map[string]map[string]uint64 {
+	e.t.Helper()
+	keys, err := e.effects.ListKeys(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]map[string]uint64{}
+	for k := range keys.Keys() {
+		i := strings.IndexByte(k, '_')
+		if i < 0 || k[:i] == "dup" || k[:i] == "entered" {
+			continue
+		}
+		en, err := e.effects.Get(context.Background(), k)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		run := string(en.Value())
+		if out[run] == nil {
+			out[run] = map[string]uint64{}
+		}
+		out[run][k[:i]] = en.Revision()
+	}
+	return out
 }
