@@ -73,6 +73,7 @@ type Runner struct {
 	started atomic.Bool
 	ready   chan struct{}
 	info    atomic.Pointer[Info]
+	store   atomic.Pointer[storeRef] // set by Run, for RunStatus and ListRuns
 }
 
 // New checks a and the options and returns a runner for it. All problems of
@@ -168,6 +169,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
 	info.Standalone = r.standalone(info.Embedded)
+	if err := r.serveStatus(ctx, res, b, store); err != nil {
+		return err
+	}
 	eng, err := r.engine(b, store, info.Standalone, r.o.maxDeliver)
 	if err != nil {
 		return err
