@@ -32,6 +32,7 @@ type ProcessHarness struct {
 	t     testing.TB
 	p     *process.Process
 	bus   *memory.Bus
+	clock *memory.ManualClock
 	store dispatch.Store
 	sub   *process.Submitter
 	ctx   context.Context
@@ -58,8 +59,9 @@ func NewProcess(t testing.TB, p *process.Process, opts ...Option) *ProcessHarnes
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := memory.New(memory.Options{Manual: true, Logger: log})
-	h := &ProcessHarness{t: t, p: p, bus: b, store: st, ctx: ctx, events: map[string][]event.Event{}}
+	clk := memory.NewManualClock(time.Unix(1_700_000_000, 0))
+	b := memory.New(memory.Options{Manual: true, Clock: clk, Logger: log})
+	h := &ProcessHarness{t: t, p: p, bus: b, clock: clk, store: st, ctx: ctx, events: map[string][]event.Event{}}
 	r, err := process.NewRunner(p, process.WithBus(b), process.WithStore(st), process.WithLogger(log),
 		process.WithConfigTimeout(time.Second))
 	if err != nil {
@@ -165,6 +167,13 @@ func (h *ProcessHarness) Agent(class string, answer func(start event.Event) (eve
 
 // Settle delivers until nothing is pending and returns the count.
 func (h *ProcessHarness) Settle() int { return h.bus.DeliverAll(h.ctx) }
+
+// Advance moves the bus's clock (ack waits, Nak delays) by d and settles,
+// so events handed back for a retry come back.
+func (h *ProcessHarness) Advance(d time.Duration) int {
+	h.clock.Advance(d)
+	return h.Settle()
+}
 
 // Walkthrough is one walkthrough of the harness's process.
 type Walkthrough struct {
