@@ -40,6 +40,13 @@ type ProcessHarness struct {
 	mu     sync.Mutex
 	events map[string][]event.Event // by walkthrough, in publish order
 	dead   []*bus.Msg
+	held   []AgentRun
+}
+
+// AgentRun is a run a fake agent was asked for and has not finished.
+type AgentRun struct {
+	Topic topic.Agent // the run's start event subject
+	Start event.Event
 }
 
 // NewProcess starts the runner of p on a manual in-memory bus and an
@@ -126,7 +133,8 @@ func (h *ProcessHarness) collect(m *bus.Msg) {
 
 // Agent makes a fake agent of class: every start event the delegator sends
 // it is answered with answer's result (a StopEvent or ExceptionEvent
-// subclass) in the same run; an error answers with an ExceptionEvent.
+// subclass) in the same run; an error answers with an ExceptionEvent; nil
+// holds the run open until Finish (see AgentRuns).
 func (h *ProcessHarness) Agent(class string, answer func(start event.Event) (event.Event, error)) {
 	h.t.Helper()
 	if err := h.bus.EnsureStream(h.ctx, bus.AgentStream(class)); err != nil {
@@ -150,18 +158,42 @@ func (h *ProcessHarness) Agent(class string, answer func(start event.Event) (eve
 			out = &event.ExceptionEvent{Message: err.Error(), HTTPStatusCode: 500}
 		}
 		if out == nil {
-			return // the fake agent never finishes
+			h.mu.Lock()
+			h.held = append(h.held, AgentRun{Topic: at, Start: start})
+			h.mu.Unlock()
+			return
 		}
-		if out.EventBase().EventID == "" {
-			out.EventBase().EventID = event.NewID()
-		}
-		at.Name, at.EventID = event.Name(out), out.EventBase().EventID
-		if _, err := bus.PublishEvent(h.ctx, h.bus, at, out, nil); err != nil {
-			h.t.Errorf("agenttest: fake agent %s: %v", class, err)
-		}
+		h.finish(at, out)
 	})
 	if err != nil {
 		h.t.Fatalf("agenttest: %v", err)
+	}
+}
+
+// AgentRuns returns the runs fake agents hold open, in arrival order.
+func (h *ProcessHarness) AgentRuns() []AgentRun {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.held)
+}
+
+// Finish ends a held agent run with out (a StopEvent or ExceptionEvent)
+// and settles.
+func (h *ProcessHarness) Finish(r AgentRun, out event.Event) {
+	h.mu.Lock()
+	h.held = slices.DeleteFunc(h.held, func(x AgentRun) bool { return x.Topic == r.Topic })
+	h.mu.Unlock()
+	h.finish(r.Topic, out)
+	h.Settle()
+}
+
+func (h *ProcessHarness) finish(at topic.Agent, out event.Event) {
+	if out.EventBase().EventID == "" {
+		out.EventBase().EventID = event.NewID()
+	}
+	at.Name, at.EventID = event.Name(out), out.EventBase().EventID
+	if _, err := bus.PublishEvent(h.ctx, h.bus, at, out, nil); err != nil {
+		h.t.Errorf("agenttest: fake agent %s: %v", at.Class, err)
 	}
 }
 
