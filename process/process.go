@@ -69,6 +69,9 @@ type Route struct {
 	// Who may submit HumanWork or ProgramWork; for HumanWork it also fills
 	// the request's user_ids, user_emails and user_roles.
 	Who Who
+	// Quiet clears the notify flag of HumanWork requests (the reference's
+	// default is to notify the humans).
+	Quiet bool
 	// Timeout ends the walkthrough with a ProcessExceptionEvent when the
 	// agent has not finished within it (AgentWork; 0: no timeout).
 	Timeout time.Duration

@@ -269,6 +269,7 @@ func fillRoute(e event.Event, route Route, pid string) error {
 		if h.UserRoles == nil {
 			h.UserRoles = []string{}
 		}
+		h.Notify = !route.Quiet
 		if h.Forms == nil {
 			h.Forms = []event.Event{}
 		}
