@@ -192,14 +192,30 @@ func (s *Submitter) request(ctx context.Context, class, id, walk, reqID string) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoRequest, err)
 	}
-	m, err := s.bus.NextMsg(ctx, topic.ProcessStreamName(class), filter, 1)
-	if errors.Is(err, bus.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s in walkthrough %s", ErrNoRequest, reqID, walk)
+	// A request seen on a core subscription may not be stored yet: the
+	// server delivers to subscribers while the stream ingests. So a miss is
+	// looked up again for about a second before it counts.
+	wait := 25 * time.Millisecond
+	for {
+		m, err := s.bus.NextMsg(ctx, topic.ProcessStreamName(class), filter, 1)
+		if err == nil {
+			return event.Unmarshal(m.Data)
+		}
+		if !errors.Is(err, bus.ErrNotFound) {
+			return nil, err
+		}
+		if wait > time.Second {
+			return nil, fmt.Errorf("%w: %s in walkthrough %s", ErrNoRequest, reqID, walk)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
 	}
-	if err != nil {
-		return nil, err
-	}
-	return event.Unmarshal(m.Data)
 }
 
 func (s *Submitter) publish(ctx context.Context, class, id, walk string, e event.Event) error {
