@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -63,7 +62,6 @@ type delegator struct {
 	c   *compiled
 	o   options
 	ctx context.Context
-	mu  sync.Mutex
 }
 
 func (d *delegator) scope() dispatch.Scope {

@@ -274,3 +274,37 @@ func post(t *testing.T, url, user string, body []byte) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestAgentTimeout: an agent that does not finish within its route's
+// timeout ends the walkthrough with a ProcessExceptionEvent; its late stop
+// changes nothing.
+func TestAgentTimeout(t *testing.T) {
+	env := newNATS(t, "")
+	p := onboardingProcess()
+	p.Routes[0] = p.Routes[0].WithTimeout(300 * time.Millisecond)
+	st := kv(t, env.b)
+	reqs := feed(t, env.b, "process.Onboarding.*.*.work_request.>")
+	startRunner(t, p, process.WithBus(env.b), process.WithStore(st),
+		process.WithTimeoutTick(50*time.Millisecond), process.WithConfigTimeout(time.Second))
+	out := feed(t, env.b, "process.Onboarding.>")
+	agents := feed(t, env.b, "agent.DocChecker.*.*.*.*.control_event.CheckStart.*")
+	walk := "6650f0c2a1b2c3d4e5f607b0"
+	pub(t, env.b, "process.Onboarding.acme."+walk+".work.Application.6650f0c2a1b2c3d4e5f60701",
+		readFile(t, "in-application-start.json"))
+	next(t, agents, ".CheckStart.")
+	exc := next(t, out, ".work.ProcessExceptionEvent.")
+	e, err := event.Unmarshal(exc.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := e.(*event.ProcessExceptionEvent)
+	if !strings.Contains(x.Message, "did not finish its work within 300ms") || x.HTTPStatusCode != 504 {
+		t.Fatalf("timeout event %+v", x)
+	}
+	// The timeout closed the agent work: a late stop finds it answered.
+	req, _ := topic.ParseProcess(next(t, reqs, ".CheckDocument.").Subject)
+	got, ok, err := st.Marker(context.Background(), dispatch.RunKey{Class: "process.Onboarding", Run: walk}, "agent_work."+req.EventID)
+	if err != nil || !ok || got != "timed_out" {
+		t.Fatalf("agent work outcome %q %v %v", got, ok, err)
+	}
+}

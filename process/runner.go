@@ -7,13 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"slices"
 	"strings"
-	"time"
-
-	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/dispatch"
@@ -399,7 +393,3 @@ func derivedID(parts ...string) string {
 	return hex.EncodeToString(h[:12])
 }
 
-var _ = slices.Contains[[]string]
-var _ trace.Tracer = noop.Tracer{}
-var _ = time.Second
-var _ = slog.Default

@@ -134,8 +134,21 @@ func (w *Workflow) Graph() Graph {
 		seen := map[[2]string]bool{}
 		for _, req := range sortUnique(slices.Clone(s.outputs)) {
 			i := strings.LastIndex(req, "Request")
-			if i < 0 || strings.Contains(req, "Response") || registered(req) && !isA(req, w.r.flow) {
+			label := ""
+			switch {
+			case w.r.process:
+				// A process's work requests are told by lineage, not name.
+				if w.r.requestFamily(req) == noFamily {
+					continue
+				}
+				label = req
+				if i > 0 {
+					label = req[:i]
+				}
+			case i < 0 || strings.Contains(req, "Response") || registered(req) && !isA(req, w.r.flow):
 				continue
+			default:
+				label = req[:i]
 			}
 			link := func(answer string) {
 				if registered(answer) && !isA(answer, w.r.flow) {
@@ -144,12 +157,14 @@ func (w *Workflow) Graph() Graph {
 				for _, c := range consumers[answer] {
 					if k := [2]string{c, answer}; !seen[k] {
 						seen[k] = true
-						add(GraphLink{Source: s.name, Target: c, EventName: req[:i],
+						add(GraphLink{Source: s.name, Target: c, EventName: label,
 							EventFullName: fullName(req) + " → " + fullName(answer), Payload: map[string]PayloadField{}})
 					}
 				}
 			}
-			link(strings.ReplaceAll(req, "Request", "Response"))
+			if !w.r.process {
+				link(strings.ReplaceAll(req, "Request", "Response"))
+			}
 			fam := w.r.requestFamily(req)
 			if fam == noFamily {
 				continue
