@@ -308,3 +308,40 @@ func TestAgentTimeout(t *testing.T) {
 		t.Fatalf("agent work outcome %q %v %v", got, ok, err)
 	}
 }
+
+// TestDiscovery: the runner answers process discovery with the work its
+// steps take from humans, programs and agents.
+func TestDiscovery(t *testing.T) {
+	env := newNATS(t, "")
+	startRunner(t, onboardingProcess(), process.WithBus(env.b), process.WithStore(kv(t, env.b)))
+	subj, err := topic.Discovery{Kind: topic.KindProcess, Class: topic.AnyClass, Dir: topic.DirRequest, CallID: "call1"}.Subject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := feed(t, env.b, "class_discovery.process.*.*.response.call1")
+	req, _ := event.Marshal(&event.ClassDiscoveryRequestEvent{})
+	if err := env.b.Publish(context.Background(), &bus.Msg{Subject: subj, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	m := next(t, answers, "Onboarding")
+	e, err := event.Unmarshal(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.(*event.ProcessClassDiscoveryResponseEvent)
+	names := func(raws []json.RawMessage) string {
+		var out []string
+		for _, raw := range raws {
+			var s event.EventSpecs
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s.EventName)
+		}
+		return strings.Join(out, ",")
+	}
+	if r.ProcessClass != "Onboarding" || names(r.HumanInputs) != "Approval" || names(r.ProgramInputs) != "AccountCreated" ||
+		names(r.AgentInputs) != "DocumentChecked" || r.Icon != "mage:broadcast" {
+		t.Fatalf("discovery answer %s", m.Data)
+	}
+}

@@ -22,6 +22,7 @@ type options struct {
 	heartbeat     time.Duration
 	tick          time.Duration
 	ready         func()
+	hidden        bool
 }
 
 func defaultOptions() options {
@@ -123,4 +124,10 @@ func WithTimeoutTick(d time.Duration) Option {
 // WithReady calls f once the consumers run.
 func WithReady(f func()) Option {
 	return func(o *options) error { o.ready = f; return nil }
+}
+
+// Discoverable says whether the runner answers process discovery requests
+// (default true) with Describe's answer.
+func Discoverable(on bool) Option {
+	return func(o *options) error { o.hidden = !on; return nil }
 }

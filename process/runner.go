@@ -59,6 +59,7 @@ func Run(ctx context.Context, p *Process, opts ...Option) error {
 
 // Runner runs one process class.
 type Runner struct {
+	p     *Process
 	c     *compiled
 	o     options
 	ready chan struct{}
@@ -83,7 +84,7 @@ func NewRunner(p *Process, opts ...Option) (*Runner, error) {
 		return nil, errors.New("process: no store (use WithStore)")
 	}
 	o.log = o.log.With("process_class", c.class)
-	return &Runner{c: c, o: o, ready: make(chan struct{})}, nil
+	return &Runner{p: p, c: c, o: o, ready: make(chan struct{})}, nil
 }
 
 // Ready is closed once the consumers run.
@@ -117,6 +118,17 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		go d.timeouts(ctx)
+	}
+	if !r.o.hidden {
+		resp, err := Describe(r.p)
+		if err != nil {
+			return fmt.Errorf("process: discovery: %w", err)
+		}
+		sub, err := serveDiscovery(hctx, b, resp, r.o)
+		if err != nil {
+			return fmt.Errorf("process: discovery: %w", err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
 	}
 	filter, err := topic.ProcessClassWork(r.c.class)
 	if err != nil {
@@ -392,4 +404,3 @@ func derivedID(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:12])
 }
-

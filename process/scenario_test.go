@@ -120,6 +120,15 @@ func TestScenario42(t *testing.T) {
 		}
 	})
 
+	t.Run("a failing agent ends the walkthrough", func(t *testing.T) {
+		h := agenttest.NewProcess(t, onboardingProcess())
+		h.Agent("DocChecker", func(event.Event) (event.Event, error) { return nil, errors.New("scanner offline") })
+		w := h.Start("acme", &Application{Applicant: "ada"})
+		agenttest.Equal(t, w.Names(), []string{"Application", "CheckDocument", "ProcessExceptionEvent"})
+		exc := w.Last("ProcessExceptionEvent").(*event.ProcessExceptionEvent)
+		agenttest.Equal(t, exc.Message, "agent DocChecker failed: scanner offline")
+	})
+
 	t.Run("a mismatched output publishes nothing", func(t *testing.T) {
 		bad := step.New(func(ctx step.Context, a *Application) ([]event.Event, error) {
 			return []event.Event{
