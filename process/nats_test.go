@@ -144,10 +144,10 @@ func golden(t *testing.T, name string, data []byte) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	got, _ := json.MarshalIndent(normalise(v), "", "  ")
+	got := indent(normalise(v))
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +159,7 @@ func golden(t *testing.T, name string, data []byte) {
 	if err := json.Unmarshal(want, &w); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	wantN, _ := json.MarshalIndent(normalise(w), "", "  ")
+	wantN := indent(normalise(w))
 	if !bytes.Equal(got, wantN) {
 		t.Errorf("%s differs from the golden file:\ngot  %s\nwant %s", name, got, wantN)
 	}
@@ -205,7 +205,13 @@ func TestInterop(t *testing.T) {
 	hreq := next(t, out, ".work_request.ApproveRequest.")
 	golden(t, "out-human-work-request.json", hreq.Data)
 	hid, _ := topic.ParseProcess(hreq.Subject)
-	sub, err := process.NewSubmitter(env.b, st, onboardingProcess())
+	// The submission routes are derived from discovery, as a gateway that
+	// knows no process code derives them.
+	found, err := process.Discover(ctx, env.b, time.Second)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("discovered %d process classes: %v", len(found), err)
+	}
+	sub, err := process.NewSubmitterFromDiscovery(env.b, st, found...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,6 +247,15 @@ func TestInterop(t *testing.T) {
 	next(t, out, ".work.AccountCreated.")
 	stop := next(t, out, ".work.Onboarded.")
 	golden(t, "out-process-stop.json", stop.Data)
+}
+
+func indent(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+	return buf.Bytes()
 }
 
 func readFile(t *testing.T, name string) []byte {

@@ -38,7 +38,27 @@ var (
 type Submitter struct {
 	bus   bus.Bus
 	store dispatch.Store
-	procs map[string]*compiled
+	procs map[string]*classInfo
+}
+
+// classInfo is what a Submitter knows of a process class: from its
+// declaration, or from its discovery answer.
+type classInfo struct {
+	class  string
+	starts []string // start event names
+	inputs []string // human and program work names the steps take
+}
+
+func infoOf(c *compiled) *classInfo {
+	ci := &classInfo{class: c.class, starts: c.wf.StartEvents()}
+	for _, st := range c.wf.Steps() {
+		for _, n := range st.Triggers() {
+			if isA(n, "HumanWorkEvent") || isA(n, "ProgramWorkEvent") {
+				ci.inputs = append(ci.inputs, n)
+			}
+		}
+	}
+	return ci
 }
 
 // NewSubmitter serves the given processes over b, with the store their
@@ -47,13 +67,54 @@ func NewSubmitter(b bus.Bus, s dispatch.Store, ps ...*Process) (*Submitter, erro
 	if b == nil || s == nil {
 		return nil, errors.New("process: NewSubmitter needs a bus and a store")
 	}
-	sub := &Submitter{bus: b, store: s, procs: map[string]*compiled{}}
+	sub := &Submitter{bus: b, store: s, procs: map[string]*classInfo{}}
 	for _, p := range ps {
 		c, err := p.compile()
 		if err != nil {
 			return nil, err
 		}
-		sub.procs[c.class] = c
+		sub.procs[c.class] = infoOf(c)
+	}
+	return sub, nil
+}
+
+// NewSubmitterFromDiscovery serves the process classes of discovery
+// answers, as a gateway that knows no process code does: the work each
+// class takes comes from its human_inputs and program_inputs, its start
+// events from the answer's start_events member (an addition of this SDK),
+// and who may answer from each request itself.
+func NewSubmitterFromDiscovery(b bus.Bus, s dispatch.Store, answers ...*event.ProcessClassDiscoveryResponseEvent) (*Submitter, error) {
+	if b == nil || s == nil {
+		return nil, errors.New("process: NewSubmitterFromDiscovery needs a bus and a store")
+	}
+	sub := &Submitter{bus: b, store: s, procs: map[string]*classInfo{}}
+	for _, a := range answers {
+		if a == nil {
+			continue
+		}
+		if err := topic.ValidateToken("process_class", a.ProcessClass); err != nil {
+			return nil, err
+		}
+		ci := &classInfo{class: a.ProcessClass}
+		for _, raws := range [][]json.RawMessage{a.HumanInputs, a.ProgramInputs} {
+			for _, raw := range raws {
+				var sp event.EventSpecs
+				if err := json.Unmarshal(raw, &sp); err != nil {
+					return nil, fmt.Errorf("process: discovery of %s: %w", a.ProcessClass, err)
+				}
+				ci.inputs = append(ci.inputs, sp.EventName)
+			}
+		}
+		if raw, ok := event.Extra(a, "start_events"); ok {
+			var specs []event.EventSpecs
+			if err := json.Unmarshal(raw, &specs); err != nil {
+				return nil, fmt.Errorf("process: discovery of %s: start_events: %w", a.ProcessClass, err)
+			}
+			for _, sp := range specs {
+				ci.starts = append(ci.starts, sp.EventName)
+			}
+		}
+		sub.procs[ci.class] = ci
 	}
 	return sub, nil
 }
@@ -76,9 +137,9 @@ func (s *Submitter) Start(ctx context.Context, class, id string, start event.Eve
 	if !ok {
 		return "", fmt.Errorf("%w: %s", ErrUnknownClass, class)
 	}
-	if start == nil || !event.IsProcessStart(start) || !slices.Contains(c.wf.StartEvents(), event.Name(start)) {
+	if start == nil || !event.IsProcessStart(start) || !slices.Contains(c.starts, event.Name(start)) {
 		return "", fmt.Errorf("%w: %s does not start %s (it starts with %s)", ErrBadWork, nameOrNil(start), class,
-			strings.Join(c.wf.StartEvents(), ", "))
+			strings.Join(c.starts, ", "))
 	}
 	if err := topic.ValidateToken("process_id", id); err != nil {
 		return "", err
@@ -122,22 +183,24 @@ func (s *Submitter) Submit(ctx context.Context, class, id, walk string, work eve
 	if err != nil {
 		return err
 	}
-	route := c.routes[event.Name(req)]
-	who := route.Who
+	if !slices.Contains(c.inputs, event.Name(work)) {
+		return fmt.Errorf("%w: no step of %s takes %s", ErrBadWork, class, event.Name(work))
+	}
+	who, err := whoOf(req)
+	if err != nil {
+		return err
+	}
 	switch {
 	case event.IsHumanWork(work):
 		h := embedded[event.HumanWorkRequestEvent](req)
 		if h == nil {
 			return fmt.Errorf("%w: request %s asks no human", ErrBadWork, reqID)
 		}
-		who = Who{IDs: h.UserIDs, Emails: h.UserEmails, Roles: h.UserRoles}
 		if len(h.Forms) > 0 && !slices.ContainsFunc(h.Forms, func(f event.Event) bool { return f != nil && event.Name(f) == event.Name(work) }) {
 			return fmt.Errorf("%w: request %s asks for forms %s, not %s", ErrBadWork, reqID, formNames(h.Forms), event.Name(work))
 		}
-	case event.IsProgramWork(work):
-		if !event.IsWorkRequest(req) || route.Kind != ProgramWork {
-			return fmt.Errorf("%w: request %s asks no program", ErrBadWork, reqID)
-		}
+	case !event.IsProgramWork(req) && embedded[event.ProgramWorkRequestEvent](req) == nil:
+		return fmt.Errorf("%w: request %s asks no program", ErrBadWork, reqID)
 	}
 	if !who.Allows(by) {
 		return fmt.Errorf("%w: %s may not answer request %s", ErrForbidden, userName(by), reqID)
@@ -155,6 +218,24 @@ func (s *Submitter) Submit(ctx context.Context, class, id, walk string, work eve
 		return fmt.Errorf("%w: request %s by event %s", ErrAnswered, reqID, cur)
 	}
 	return s.publish(ctx, class, id, walk, work)
+}
+
+// whoOf reads who may answer a request from the request itself: the
+// user_ids, user_emails and user_roles of a human request, and the same
+// members the runner adds to a program request.
+func whoOf(req event.Event) (Who, error) {
+	if h := embedded[event.HumanWorkRequestEvent](req); h != nil {
+		return Who{IDs: h.UserIDs, Emails: h.UserEmails, Roles: h.UserRoles}, nil
+	}
+	var w Who
+	for key, dst := range map[string]*[]string{"user_ids": &w.IDs, "user_emails": &w.Emails, "user_roles": &w.Roles} {
+		if raw, ok := event.Extra(req, key); ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return Who{}, fmt.Errorf("%w: %s of request %s: %v", ErrBadWork, key, req.EventBase().EventID, err)
+			}
+		}
+	}
+	return w, nil
 }
 
 func formNames(fs []event.Event) string {

@@ -252,6 +252,24 @@ func fillRoute(e event.Event, route Route, pid string) error {
 		if a.StartEvent == nil || !event.IsStart(a.StartEvent) {
 			return fmt.Errorf("%s carries no start event for agent %s", event.Name(e), route.AgentClass)
 		}
+	case ProgramWork:
+		// Who may answer travels with the request, as on a human request,
+		// so a gateway that knows no process code can check it.
+		for i, key := range []string{"user_ids", "user_emails", "user_roles"} {
+			v := [][]string{route.Who.IDs, route.Who.Emails, route.Who.Roles}[i]
+			if v == nil {
+				v = []string{}
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if _, set := event.Extra(e, key); !set {
+				if err := event.SetExtra(e, key, raw); err != nil {
+					return err
+				}
+			}
+		}
 	case HumanWork:
 		h := embedded[event.HumanWorkRequestEvent](e)
 		if h == nil {
