@@ -79,9 +79,12 @@ func TestFanOutAndMultiInput(t *testing.T) {
 	if _, ended := w.Terminal(); ended || decisions != 0 {
 		t.Fatalf("decided on one review: %s", w)
 	}
-	// One answer per request.
+	// One answer per request; the same answer again is a harmless retry.
 	if err := h.Submit(w, review(reqs[1], false), reviewerB); !errors.Is(err, process.ErrAnswered) {
 		t.Fatalf("second answer: %v", err)
+	}
+	if err := h.Submit(w, review(reqs[1], true), reviewerB); err != nil {
+		t.Fatalf("retried answer: %v", err)
 	}
 	if err := h.Submit(w, review(reqs[0], true), reviewerA); err != nil {
 		t.Fatal(err)

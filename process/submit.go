@@ -208,7 +208,14 @@ func (s *Submitter) Submit(ctx context.Context, class, id, walk string, work eve
 	setSubmitter(work, by)
 	b := work.EventBase()
 	if b.EventID == "" {
-		b.EventID = event.NewID()
+		// Derived from the submission, so that a submitter who retries
+		// the same answer after a failure is not refused as a second one,
+		// while a different answer is.
+		data, err := event.Marshal(work)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadWork, err)
+		}
+		b.EventID = derivedID("submission", class, walk, reqID, by.ID, string(data))
 	}
 	cur, _, err := s.store.SetMarker(ctx, runKey(class, walk), "work."+reqID, b.EventID)
 	if err != nil {

@@ -346,23 +346,26 @@ func (w *walk) publish(ctx context.Context, s *step.Step, key string, o dispatch
 		if err != nil {
 			return dispatch.Permanent(err)
 		}
+		has := false
+		if again {
+			if has, err = b.HasSubject(ctx, stream, subj); err != nil {
+				return err
+			}
+		}
+		if !has {
+			h := bus.InjectTrace(ctx, nil)
+			if _, err := b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: raw, Header: h}, e.EventBase().EventID); err != nil {
+				return err
+			}
+			w.log.Info("process: published", "step", s.Name(), "event", event.Name(e), "subject", subj)
+		}
+		// Marked once it is out: a crash before that publishes it again
+		// on the redelivery, which a marker set first would prevent.
 		if event.IsProcessStop(e) || event.IsProcessException(e) {
 			if _, _, err := w.r.o.store.SetMarker(ctx, w.run, dispatch.MarkerTerminal, "published"); err != nil {
 				return err
 			}
 		}
-		if again {
-			if has, err := b.HasSubject(ctx, stream, subj); err != nil {
-				return err
-			} else if has {
-				continue
-			}
-		}
-		h := bus.InjectTrace(ctx, nil)
-		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: subj, Data: raw, Header: h}, e.EventBase().EventID); err != nil {
-			return err
-		}
-		w.log.Info("process: published", "step", s.Name(), "event", event.Name(e), "subject", subj)
 	}
 	o.Outputs = nil
 	return w.r.o.store.Complete(ctx, w.run, s.Name(), key, o)
