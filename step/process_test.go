@@ -32,7 +32,9 @@ func TestProcessWorkflowRules(t *testing.T) {
 	}
 	// Work answers its request: a step taking an agent's work is reachable
 	// once a step asks an agent for it, and not before.
-	ask := step.New(func(ctx step.Context, s *event.ProcessStartEvent) (*event.AgentWorkRequestEvent, error) { return nil, nil }, step.Name("Ask"))
+	ask := step.New(func(ctx step.Context, s *event.ProcessStartEvent) (*event.AgentWorkRequestEvent, error) {
+		return nil, nil
+	}, step.Name("Ask"))
 	done := step.New(func(ctx step.Context, w *event.AgentWorkEvent) (*event.ProcessStopEvent, error) { return nil, nil }, step.Name("Done"))
 	if _, err := step.NewProcessWorkflow("P", ask, done); err != nil {
 		t.Fatalf("request and answer rejected: %v", err)
