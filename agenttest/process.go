@@ -70,7 +70,7 @@ func NewProcess(t testing.TB, p *process.Process, opts ...Option) *ProcessHarnes
 	b := memory.New(memory.Options{Manual: true, Clock: clk, Logger: log})
 	h := &ProcessHarness{t: t, p: p, bus: b, clock: clk, store: st, ctx: ctx, events: map[string][]event.Event{}}
 	r, err := process.NewRunner(p, process.WithBus(b), process.WithStore(st), process.WithLogger(log),
-		process.WithConfigTimeout(time.Second))
+		process.WithConfigTimeout(time.Second), process.WithConcurrency(1))
 	if err != nil {
 		cancel()
 		t.Fatalf("agenttest: %v", err)

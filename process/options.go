@@ -23,6 +23,8 @@ type options struct {
 	tick          time.Duration
 	ready         func()
 	hidden        bool
+	concurrency   int
+	shutdown      time.Duration
 }
 
 func defaultOptions() options {
@@ -33,6 +35,8 @@ func defaultOptions() options {
 		configTimeout: 5 * time.Second,
 		heartbeat:     10 * time.Second,
 		tick:          time.Second,
+		concurrency:   DefaultConcurrency,
+		shutdown:      10 * time.Second,
 	}
 }
 
@@ -130,4 +134,32 @@ func WithReady(f func()) Option {
 // (default true) with Describe's answer.
 func Discoverable(on bool) Option {
 	return func(o *options) error { o.hidden = !on; return nil }
+}
+
+// DefaultConcurrency is how many work events a runner handles at once.
+const DefaultConcurrency = 16
+
+// WithConcurrency sets how many work events the runner handles at once
+// (default DefaultConcurrency). With 1 they are handled one after the
+// other, in the consumer's goroutine, as the test harness needs.
+func WithConcurrency(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return errors.New("process: WithConcurrency below 1")
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// WithShutdownTimeout bounds how long a stopping runner waits for the work
+// events in hand (default 10 s); the rest are handed back.
+func WithShutdownTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return errors.New("process: WithShutdownTimeout must be positive")
+		}
+		o.shutdown = d
+		return nil
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/dispatch"
@@ -102,6 +104,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	var inflight sync.WaitGroup
+	defer r.drain(&inflight, cancel) // after the consumers stopped
 	var consumers []bus.Consumer
 	defer func() {
 		for _, c := range consumers {
@@ -136,7 +140,22 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	cfg := bus.ConsumerConfig{Stream: topic.ProcessStreamName(r.c.class), Durable: ConsumerName(r.c.class),
 		FilterSubject: filter, AckWait: r.o.ackWait, MaxDeliver: r.o.maxDeliver}
-	cons, err := b.Consume(ctx, cfg, func(d bus.Delivery) { r.handle(hctx, d) })
+	handle := func(d bus.Delivery) { r.handle(hctx, d) }
+	if r.o.concurrency > 1 {
+		sem := make(chan struct{}, r.o.concurrency)
+		handle = func(d bus.Delivery) {
+			sem <- struct{}{} // backpressure when all slots are busy
+			inflight.Add(1)
+			go func() {
+				defer func() {
+					<-sem
+					inflight.Done()
+				}()
+				r.handle(hctx, d)
+			}()
+		}
+	}
+	cons, err := b.Consume(ctx, cfg, handle)
 	if err != nil {
 		return fmt.Errorf("process: consumer %s: %w", cfg.Durable, err)
 	}
@@ -149,6 +168,25 @@ func (r *Runner) Run(ctx context.Context) error {
 	<-ctx.Done()
 	r.o.log.Info("process runner stopping")
 	return nil
+}
+
+// drain waits up to the shutdown timeout for the events in hand, then
+// cancels their context: what is not settled by then comes back later.
+func (r *Runner) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) {
+	done := make(chan struct{})
+	go func() {
+		inflight.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(r.o.shutdown)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.o.log.Warn("process: shutdown timeout; the work events still in hand come back later")
+		cancel()
+		<-done
+	}
 }
 
 // handle processes and settles one delivery.
