@@ -199,6 +199,9 @@ func (r *Runner) handle(ctx context.Context, d bus.Delivery) {
 		}
 	case errors.Is(err, errRefused), dispatch.IsPermanent(err), d.NumDelivered() >= uint64(r.o.maxDeliver):
 		r.o.log.Error("process: work event dead-lettered", "subject", d.Msg().Subject, "error", err)
+		if !errors.Is(err, errRefused) {
+			r.giveUp(ctx, d, err)
+		}
 		if derr := d.DeadLetter(ctx, err.Error()); derr != nil {
 			r.o.log.Warn("process: dead-lettering", "error", derr)
 		}
@@ -208,6 +211,31 @@ func (r *Runner) handle(ctx context.Context, d bus.Delivery) {
 		if nerr := d.Nak(bus.Backoff(d.NumDelivered())); nerr != nil && !errors.Is(nerr, bus.ErrSettled) {
 			r.o.log.Warn("process: nak", "error", nerr)
 		}
+	}
+}
+
+// giveUp ends the walkthrough of an event that could not be handled with a
+// ProcessExceptionEvent (id derived from the event), so it does not wait
+// for ever; best effort, as the store or the bus may be what fails.
+func (r *Runner) giveUp(ctx context.Context, d bus.Delivery, cause error) {
+	t, err := topic.ParseProcess(d.Msg().Subject)
+	if err != nil {
+		return
+	}
+	exc := &event.ProcessExceptionEvent{Message: "the process could not handle " + t.Name + ": " + cause.Error(), HTTPStatusCode: 500}
+	exc.EventID = derivedID("given-up", r.c.class, t.Walkthrough, t.EventID)
+	exc.CreatedAt = time.Now().UnixNano()
+	t.Name, t.EventID, t.Type = event.Name(exc), exc.EventID, topic.Work
+	subj, err := t.Subject()
+	if err != nil {
+		return
+	}
+	data, err := event.Marshal(exc)
+	if err != nil {
+		return
+	}
+	if _, err := r.o.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, exc.EventID); err != nil {
+		r.o.log.Warn("process: could not end the walkthrough of an event given up", "subject", subj, "error", err)
 	}
 }
 
@@ -241,8 +269,14 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 	run := runKey(r.c.class, t.Walkthrough)
 	log := r.o.log.With("process_id", t.ID, "walkthrough_id", t.Walkthrough, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 
-	// Terminal events first: they end the walkthrough, once.
+	// Terminal events first: they end the walkthrough, once, if they name
+	// its process id.
 	if event.IsProcessStop(ev) || event.IsProcessException(ev) {
+		if pid, ok, err := st.Marker(ctx, run, markerProcess); err != nil {
+			return err
+		} else if ok && pid != t.ID {
+			return refuse("walkthrough %s belongs to process id %s, not %s", t.Walkthrough, pid, t.ID)
+		}
 		end := dispatch.Completed
 		if event.IsProcessException(ev) {
 			end = dispatch.Crashed

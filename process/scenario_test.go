@@ -210,3 +210,27 @@ func (s *crashingStore) Complete(ctx context.Context, run dispatch.RunKey, st, k
 	}
 	return s.Store.Complete(ctx, run, st, key, o)
 }
+
+// failingStore fails every claim: the store is down.
+type failingStore struct{ dispatch.Store }
+
+func (failingStore) Claim(context.Context, dispatch.RunKey, dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	return dispatch.ClaimResult{}, errors.New("failingStore: down")
+}
+
+// TestGivingUp: an event that cannot be handled within MaxDeliver
+// deliveries is dead-lettered and ends its walkthrough visibly.
+func TestGivingUp(t *testing.T) {
+	h := agenttest.NewProcess(t, onboardingProcess(), agenttest.WithStore(failingStore{dispatch.NewMemoryStore()}))
+	w := h.Start("acme", &Application{Applicant: "ada"})
+	for range 5 {
+		h.Advance(time.Minute)
+	}
+	agenttest.Equal(t, w.Names(), []string{"Application", "ProcessExceptionEvent"})
+	if exc := w.Last("ProcessExceptionEvent").(*event.ProcessExceptionEvent); !strings.Contains(exc.Message, "failingStore: down") {
+		t.Fatalf("message %q", exc.Message)
+	}
+	if d := h.DeadLetters(); len(d) != 1 || !strings.Contains(d[0].Subject, ".Application.") {
+		t.Fatalf("dead letters: %d", len(d))
+	}
+}
