@@ -38,4 +38,10 @@
 // Nak'ed events come back; WithStore runs on another dispatch.Store;
 // Concurrent runs the ready steps of a trigger in parallel, as in
 // production.
+//
+// Processes (package process): NewProcess runs the real process runner and
+// agent delegator on a manual in-memory bus, with fake agents (Agent,
+// answering at once or held open until Finish), humans and programs
+// submitting through the real Submitter (Submit, with its checks), and each
+// walkthrough's events in order (Walkthrough).
 package agenttest

@@ -9,6 +9,7 @@ import (
 
 // validator collects the problems of one workflow.
 type validator struct {
+	r        *rules
 	class    string
 	problems []Problem
 }
@@ -39,11 +40,11 @@ func (v *validator) inputs(steps []*Step) {
 					}
 					seen[n] = true
 					switch {
-					case isStop(n) || isA(n, nameException):
+					case v.r.isStop(n) || isA(n, v.r.exception):
 						v.add(Problem{Check: CheckStopInput, Step: s.name,
 							Message: fmt.Sprintf("%s %s takes '%s', a terminal event: the run ends when it arrives, so the %s could never run on it", who, v.where(s), paramLabel(p), what),
 							Hint:    "nothing may follow a StopEvent or ExceptionEvent; react before the end, e.g. in the step that emits it"})
-					case !isA(n, nameControl):
+					case !isA(n, v.r.input):
 						v.add(Problem{Check: CheckDisplayInput, Step: s.name,
 							Message: fmt.Sprintf("%s %s takes '%s', which is not a control event, so it is never stored and never triggers a step", who, v.where(s), paramLabel(p)),
 							Hint:    fmt.Sprintf("make %s embed a control event type (e.g. event.ControlEvent), or only emit it", n)})
@@ -79,7 +80,7 @@ func (v *validator) producers(steps []*Step) {
 					continue
 				}
 				ok := slices.ContainsFunc(p.Names, func(n string) bool {
-					ext, _, _ := externalFamily(n)
+					ext, _, _ := v.r.externalFamily(n)
 					return made[n] || ext
 				})
 				if ok {
@@ -115,7 +116,7 @@ func (v *validator) reachability(steps []*Step) map[string]bool {
 		if avail[n] {
 			return true
 		}
-		ext, fam, timeout := externalFamily(n)
+		ext, fam, timeout := v.r.externalFamily(n)
 		switch {
 		case !ext:
 			return false
@@ -147,7 +148,7 @@ func (v *validator) reachability(steps []*Step) map[string]bool {
 		reached[s] = true
 		for _, n := range s.outputs {
 			avail[n] = true
-			if f := requestFamily(n); f != noFamily {
+			if f := v.r.requestFamily(n); f != noFamily {
 				fams[f] = true
 			}
 		}
@@ -203,12 +204,12 @@ type flow struct {
 	succ  [][]int
 }
 
-func newFlow(steps []*Step) *flow {
+func newFlow(r *rules, steps []*Step) *flow {
 	g := &flow{steps: steps, succ: make([][]int, len(steps))}
 	for i, s := range steps {
 		var fams []family
 		for _, n := range s.outputs {
-			if f := requestFamily(n); f != noFamily {
+			if f := r.requestFamily(n); f != noFamily {
 				fams = append(fams, f)
 			}
 		}
@@ -217,7 +218,7 @@ func newFlow(steps []*Step) *flow {
 				if s.Declares(n) {
 					return true
 				}
-				ext, fam, timeout := externalFamily(n)
+				ext, fam, timeout := r.externalFamily(n)
 				if !ext || (fam == noFamily && !timeout) {
 					return false
 				}
@@ -234,7 +235,7 @@ func newFlow(steps []*Step) *flow {
 func (v *validator) termination(steps []*Step, g *flow, skip map[string]bool) {
 	ends := make([]bool, len(steps))
 	for i, s := range steps {
-		ends[i] = slices.ContainsFunc(s.outputs, isStop)
+		ends[i] = slices.ContainsFunc(s.outputs, v.r.isStop)
 	}
 	for changed := true; changed; {
 		changed = false

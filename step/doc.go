@@ -59,4 +59,10 @@
 // (Mermaid).
 // NewPartialWorkflow skips the checks that need a whole agent, for tests of
 // fragments whose inputs the test publishes itself.
+//
+// NewProcessWorkflow validates the steps of a business process (package
+// process) with the same checks read for processes: steps take work events,
+// a ProcessStartEvent opens a walkthrough, a ProcessStopEvent ends it, and
+// the work of an agent, a human or a program may arrive once a step emitted
+// the matching work request.
 package step

@@ -98,10 +98,10 @@ func (w *Workflow) Graph() Graph {
 	// the order a reader follows a run in.
 	for pass := range 3 {
 		for _, n := range names {
-			if registered(n) && !isA(n, nameControl) {
+			if registered(n) && !isA(n, w.r.flow) {
 				continue // display-only events never flow between steps
 			}
-			start, stop := isStart(n), isStop(n)
+			start, stop := w.r.isStart(n), w.r.isStop(n)
 			l := GraphLink{EventName: n, EventFullName: fullName(n), Payload: payload(n),
 				IsStartEvent: start, IsStopEvent: stop && !start}
 			switch {
@@ -134,29 +134,45 @@ func (w *Workflow) Graph() Graph {
 		seen := map[[2]string]bool{}
 		for _, req := range sortUnique(slices.Clone(s.outputs)) {
 			i := strings.LastIndex(req, "Request")
-			if i < 0 || strings.Contains(req, "Response") || registered(req) && !isA(req, nameControl) {
+			label := ""
+			switch {
+			case w.r.process:
+				// A process's work requests are told by lineage, not name.
+				if w.r.requestFamily(req) == noFamily {
+					continue
+				}
+				label = req
+				if i > 0 {
+					label = req[:i]
+				}
+			case i < 0 || strings.Contains(req, "Response") || registered(req) && !isA(req, w.r.flow):
 				continue
+			default:
+				label = req[:i]
 			}
 			link := func(answer string) {
-				if registered(answer) && !isA(answer, nameControl) {
+				if registered(answer) && !isA(answer, w.r.flow) {
 					return
 				}
 				for _, c := range consumers[answer] {
 					if k := [2]string{c, answer}; !seen[k] {
 						seen[k] = true
-						add(GraphLink{Source: s.name, Target: c, EventName: req[:i],
+						add(GraphLink{Source: s.name, Target: c, EventName: label,
 							EventFullName: fullName(req) + " → " + fullName(answer), Payload: map[string]PayloadField{}})
 					}
 				}
 			}
-			link(strings.ReplaceAll(req, "Request", "Response"))
-			fam := requestFamily(req)
+			if !w.r.process {
+				link(strings.ReplaceAll(req, "Request", "Response"))
+			}
+			fam := w.r.requestFamily(req)
 			if fam == noFamily {
 				continue
 			}
 			for _, n := range names {
-				ext, f, timeout := externalFamily(n)
-				if ext && (timeout && (f == fam || f == noFamily) || f == fam && isA(n, nameAITLException)) {
+				ext, f, timeout := w.r.externalFamily(n)
+				// A process's work answers its work request.
+				if ext && (timeout && (f == fam || f == noFamily) || f == fam && (w.r.process || isA(n, nameAITLException))) {
 					link(n)
 				}
 			}

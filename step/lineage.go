@@ -22,6 +22,12 @@ const (
 	nameBITLRequest   = "BotInTheLoopRequestEvent"
 	nameBITLResponse  = "BotInTheLoopResponseEvent"
 	nameTimeout       = "WaitTimeoutEvent"
+
+	nameProcessEvent     = "ProcessEvent"
+	nameWork             = "WorkEvent"
+	nameProcessStart     = "ProcessStartEvent"
+	nameProcessStop      = "ProcessStopEvent"
+	nameProcessException = "ProcessExceptionEvent"
 )
 
 // family is an in-the-loop protocol whose response comes from outside the
@@ -33,6 +39,9 @@ const (
 	famHITL
 	famAITL
 	famBITL
+	famAgentWork   // a process's AgentWorkRequestEvent → AgentWorkEvent
+	famHumanWork   // HumanWorkRequestEvent → HumanWorkEvent
+	famProgramWork // ProgramWorkRequestEvent → ProgramWorkEvent
 )
 
 // lineage returns the registered parent list of name (self first), or just
@@ -49,8 +58,26 @@ func isA(name, ancestor string) bool {
 	return name == ancestor || slices.Contains(lineage(name), ancestor)
 }
 
-func isStart(name string) bool { return isA(name, nameStart) }
-func isStop(name string) bool  { return isA(name, nameStop) }
+// rules are the lineage rules of one kind of workflow: an agent's steps
+// take control events and end on a StopEvent; a process's steps take work
+// events and end on a ProcessStopEvent.
+type rules struct {
+	process   bool
+	start     string // what starts a run
+	stop      string // what ends it
+	exception string // what ends it with an error
+	input     string // the base of every event a step may take
+	flow      string // the base of every event drawn between steps
+}
+
+var (
+	agentRules   = &rules{start: nameStart, stop: nameStop, exception: nameException, input: nameControl, flow: nameControl}
+	processRules = &rules{process: true, start: nameProcessStart, stop: nameProcessStop,
+		exception: nameProcessException, input: nameWork, flow: nameProcessEvent}
+)
+
+func (r *rules) isStart(name string) bool { return isA(name, r.start) }
+func (r *rules) isStop(name string) bool  { return isA(name, r.stop) }
 
 // registered reports whether name is in the event registry.
 func registered(name string) bool {
@@ -59,7 +86,18 @@ func registered(name string) bool {
 }
 
 // requestFamily is the family of a request event, or noFamily.
-func requestFamily(name string) family {
+func (r *rules) requestFamily(name string) family {
+	if r.process {
+		switch {
+		case isA(name, "AgentWorkRequestEvent"):
+			return famAgentWork
+		case isA(name, "HumanWorkRequestEvent"):
+			return famHumanWork
+		case isA(name, "ProgramWorkRequestEvent"):
+			return famProgramWork
+		}
+		return noFamily
+	}
 	switch {
 	case isA(name, nameHITLRequest):
 		return famHITL
@@ -75,9 +113,22 @@ func requestFamily(name string) family {
 // start events always (ok, noFamily); responses and timeouts once a request
 // of their family was emitted (ok, family). A timeout whose family cannot be
 // told from its name is answered by any request (ok, noFamily, timeout).
-func externalFamily(name string) (ok bool, fam family, timeout bool) {
+func (r *rules) externalFamily(name string) (ok bool, fam family, timeout bool) {
+	if r.process {
+		switch {
+		case r.isStart(name):
+			return true, noFamily, false
+		case isA(name, "AgentWorkEvent"):
+			return true, famAgentWork, false
+		case isA(name, "HumanWorkEvent"):
+			return true, famHumanWork, false
+		case isA(name, "ProgramWorkEvent"):
+			return true, famProgramWork, false
+		}
+		return false, noFamily, false
+	}
 	switch {
-	case isStart(name):
+	case r.isStart(name):
 		return true, noFamily, false
 	case isA(name, nameHITLResponse):
 		return true, famHITL, false

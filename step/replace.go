@@ -25,6 +25,7 @@ func (w *Workflow) Replace(name string, fn any) (*Workflow, error) {
 		return nil, err
 	}
 	nw := &Workflow{
+		r:          w.r,
 		class:      w.class,
 		steps:      make([]*Step, len(w.steps)),
 		byName:     make(map[string]*Step, len(w.byName)),

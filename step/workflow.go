@@ -10,6 +10,7 @@ import (
 // dispatcher runs and what discovery describes. It is immutable and safe for
 // concurrent use.
 type Workflow struct {
+	r          *rules
 	class      string
 	steps      []*Step // alphabetical
 	byName     map[string]*Step
@@ -24,7 +25,7 @@ type Workflow struct {
 // workflow. Every problem found is reported at once in
 // a *ValidationError, each with a hint; the workflow is nil then.
 func NewWorkflow(class string, steps ...*Step) (*Workflow, error) {
-	return build(class, steps, false)
+	return build(agentRules, class, steps, false)
 }
 
 // NewPartialWorkflow is NewWorkflow without the checks that need a whole
@@ -32,11 +33,24 @@ func NewWorkflow(class string, steps ...*Step) (*Workflow, error) {
 // reachability and termination. Tests use it for fragments whose inputs the
 // test itself publishes.
 func NewPartialWorkflow(class string, steps ...*Step) (*Workflow, error) {
-	return build(class, steps, true)
+	return build(agentRules, class, steps, true)
 }
 
-func build(class string, steps []*Step, relaxed bool) (*Workflow, error) {
-	v := validator{class: class}
+// NewProcessWorkflow validates the steps of a process class, with the
+// checks of NewWorkflow read for processes: steps take work events
+// (subclasses of event.WorkEvent), a ProcessStartEvent subclass starts a
+// walkthrough, a ProcessStopEvent subclass ends it, and an agent's, a
+// human's or a program's work may arrive once a step emitted the matching
+// work request.
+func NewProcessWorkflow(class string, steps ...*Step) (*Workflow, error) {
+	return build(processRules, class, steps, false)
+}
+
+// Process reports whether w was built by NewProcessWorkflow.
+func (w *Workflow) Process() bool { return w.r.process }
+
+func build(r *rules, class string, steps []*Step, relaxed bool) (*Workflow, error) {
+	v := validator{r: r, class: class}
 	if err := checkName(class); err != "" {
 		v.add(Problem{Check: CheckName, Message: fmt.Sprintf("the agent class %q %s", class, err),
 			Hint: "use the class name that becomes the subject token, e.g. \"RAGAgent\""})
@@ -56,6 +70,7 @@ func build(class string, steps []*Step, relaxed bool) (*Workflow, error) {
 	}
 	slices.SortStableFunc(good, func(a, b *Step) int { return strings.Compare(a.name, b.name) })
 	w := &Workflow{
+		r:          r,
 		class:      class,
 		steps:      good,
 		byName:     make(map[string]*Step, len(good)),
@@ -80,10 +95,14 @@ func build(class string, steps []*Step, relaxed bool) (*Workflow, error) {
 	}
 	w.describe()
 	v.inputs(good)
-	g := newFlow(good)
+	g := newFlow(r, good)
 	if !relaxed {
 		v.producers(good)
-		if len(w.starts) == 0 {
+		if len(w.starts) == 0 && r.process {
+			v.add(Problem{Check: CheckNoStart,
+				Message: fmt.Sprintf("no step on %s consumes a process start event", v.class),
+				Hint:    "let the first step take a ProcessStartEvent subclass, e.g. s *Application embedding event.ProcessStartEvent"})
+		} else if len(w.starts) == 0 {
 			v.add(Problem{Check: CheckNoStart,
 				Message: fmt.Sprintf("no step on %s consumes a start event", v.class),
 				Hint:    "let the first step take a StartEvent subclass, e.g. msg *event.UserMessageEvent"})
@@ -110,7 +129,7 @@ func (w *Workflow) describe() {
 	var starts, stops, req, resp []string
 	for _, s := range w.steps {
 		for _, n := range s.triggers {
-			if isStart(n) {
+			if w.r.isStart(n) {
 				starts = append(starts, n)
 			}
 			if isA(n, nameHITLResponse) {
@@ -118,7 +137,7 @@ func (w *Workflow) describe() {
 			}
 		}
 		for _, n := range s.outputs {
-			if isStop(n) {
+			if w.r.isStop(n) {
 				stops = append(stops, n)
 			}
 			if isA(n, nameHITLRequest) {
