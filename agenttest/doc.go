@@ -38,4 +38,16 @@
 // Nak'ed events come back; WithStore runs on another dispatch.Store;
 // Concurrent runs the ready steps of a trigger in parallel, as in
 // production.
+//
+// Replay is a regression check for a changed workflow: record a run in
+// production or dev mode (`saap run show -json RUN > run.json`, or
+// RecordRun straight from the class's JetStream stream), then
+//
+//	rec, err := agenttest.LoadRecording("testdata/run.json")
+//	...
+//	agenttest.Replay(t, wf, rec) // go-cmp diff (-recorded +replayed) of the outputs
+//
+// sends the run's inputs (its start and the answers it got, each pointed at
+// the replayed question) into the current code and compares what the
+// steps publish, without ids and timestamps.
 package agenttest
