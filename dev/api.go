@@ -26,6 +26,9 @@ func (s *Server) handler() http.Handler {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(consoleFiles, "console")
 	m.Handle("GET /dev/", http.StripPrefix("/dev/", http.FileServerFS(static)))
+	m.HandleFunc("GET /dev/api/info", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"nats_url": s.natsURL, "classes": s.classes})
+	})
 	m.HandleFunc("GET /dev/api/classes", s.serveClasses)
 	m.HandleFunc("GET /dev/api/events", s.serveEvents)
 	m.HandleFunc("GET /dev/api/runs/{run}", s.serveRun)

@@ -19,6 +19,7 @@
 // Besides the gateway's routes, the server answers
 //
 //	GET /dev/                   the console (HTML, no external resources)
+//	GET /dev/api/info           the NATS URL and the classes run here
 //	GET /dev/api/classes        the discovered classes' discovery answers, as JSON
 //	GET /dev/api/events         every agent event on the bus, as Server-Sent Events
 //	GET /dev/api/runs/{run}     the stored events of a run, as JSON
