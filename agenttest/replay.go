@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,5 +234,40 @@ func strip(v any) {
 		for _, e := range x {
 			strip(e)
 		}
+	}
+}
+
+// EnvReplay names the recording `saap replay` hands to ReplayRecordings.
+const EnvReplay = "SAAP_REPLAY"
+
+// ReplayRecordings replays against w, each in a subtest named after its
+// file, every recording in testdata/recordings/*.json and the one the
+// environment variable SAAP_REPLAY names (set by `saap replay`). It skips
+// the test when there is none. A package's replay test is one line:
+//
+//	func TestReplay(t *testing.T) { agenttest.ReplayRecordings(t, workflow(t)) }
+func ReplayRecordings(t *testing.T, w *step.Workflow, opts ...Option) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "recordings", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := os.Getenv(EnvReplay); f != "" {
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		t.Skip("agenttest: no recording to replay (testdata/recordings/*.json or $" + EnvReplay + ")")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			rec, err := LoadRecording(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Class != "" && rec.Class != w.Class() {
+				t.Fatalf("agenttest: %s records a run of %s, not of %s", f, rec.Class, w.Class())
+			}
+			Replay(t, w, rec, opts...)
+		})
 	}
 }

@@ -16,6 +16,7 @@
 //	saap chat CLASS[/instance] [text]        a conversation in the terminal
 //	saap run show [-class C] [-json] RUN     a run's timeline from the stream
 //	saap run graph [-format mermaid|dot] CLASS  the workflow graph
+//	saap replay RUN -pkg ./path/to/agent     the run replayed against the current code
 //
 // Exit status: 0 on success, 1 when the command failed, 2 for a usage
 // error.
@@ -46,6 +47,7 @@ Commands:
   chat        talk to an agent in the terminal
   run show    print a run's timeline from its stream
   run graph   print an agent class's workflow as Mermaid or DOT
+  replay      replay a recorded run against the current code (go test)
 
 Examples:
   export NATS_URL=nats://127.0.0.1:4222    # or the URL dev mode printed
@@ -56,6 +58,7 @@ Examples:
   saap run show 0123456789abcdef01234567
   saap run show -json RUN > run.json        # a recording agenttest.Replay reads
   saap run graph -format dot EchoAgent | dot -Tsvg > graph.svg
+  saap replay 0123456789abcdef01234567 -pkg ./agents/echo
 
 Run 'saap COMMAND -h' for a command's flags.
 `
@@ -100,6 +103,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		"tail":   cmdTail,
 		"chat":   cmdChat,
 		"run":    cmdRun,
+		"replay": cmdReplay,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

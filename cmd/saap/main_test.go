@@ -121,11 +121,17 @@ type result struct {
 // saap runs the command with NATS_URL set to natsURL ("" for none).
 func saap(t *testing.T, natsURL, stdin string, args ...string) result {
 	t.Helper()
+	return saapEnv(t, nil, natsURL, stdin, args...)
+}
+
+// saapEnv is saap with more environment variables.
+func saapEnv(t *testing.T, extra []string, natsURL, stdin string, args ...string) result {
+	t.Helper()
 	bin := build(t, "saap", "github.com/saap-go/agent/cmd/saap")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(envWithout("NATS_URL", "NO_COLOR"), "NATS_URL="+natsURL)
+	cmd.Env = append(append(envWithout("NATS_URL", "NO_COLOR"), "NATS_URL="+natsURL), extra...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -275,6 +281,36 @@ func TestRunShowAndGraph(t *testing.T) {
 	golden(t, "graph-dot", r.stdout)
 }
 
+func TestReplay(t *testing.T) {
+	nats, gw := devServer(t)
+	resp, err := http.Post(gw+"/agents/EchoAgent/replay/UserMessageEvent", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"replay me"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	run := resp.Header.Get("X-Run-Id")
+	pkg := "../../internal/devdemo"
+
+	// The same code: a clean replay.
+	r := saap(t, nats, "", "replay", run, "-pkg", pkg)
+	ok(t, r)
+	golden(t, "replay-clean", r.stdout)
+
+	// A changed reply (the agent's test reads DEVDEMO_PREFIX): the diff,
+	// and exit status 1.
+	r = saapEnv(t, []string{"DEVDEMO_PREFIX=v2:"}, nats, "", "replay", run, "-pkg", pkg)
+	if r.code != 1 || !strings.Contains(r.stderr, "differs from the recording") {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	for _, want := range []string{`-`, `string("You said: replay me")`, `+`, `string("v2: You said: replay me")`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the replay's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
 func TestExitCodesAndHelp(t *testing.T) {
 	nats, _ := devServer(t)
 	for _, c := range []struct {
@@ -294,6 +330,8 @@ func TestExitCodesAndHelp(t *testing.T) {
 		{"graph format", nats, []string{"run", "graph", "-format", "png", "EchoAgent"}, 2, "want mermaid or dot"},
 		{"no server", "", []string{"agents"}, 1, "no NATS server: set NATS_URL"},
 		{"unknown class", nats, []string{"chat", "-wait", "300ms", "Nope", "hi"}, 1, "agent class Nope did not answer discovery"},
+		{"replay without pkg", nats, []string{"replay", "ffffffffffffffffffffffff"}, 2, "-pkg is required"},
+		{"replay bad pkg", nats, []string{"replay", "ffffffffffffffffffffffff", "-pkg", "/nonexistent"}, 1, "not a directory"},
 		{"unknown run", nats, []string{"run", "show", "-wait", "100ms", "ffffffffffffffffffffffff"}, 1, "no events in the streams of EchoAgent"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
