@@ -60,12 +60,12 @@ func build(t *testing.T, name, pkg string) string {
 	return out
 }
 
-// devServer starts examples/devmode (the Echo agent in dev mode on an
+// devServer starts internal/cmd/devecho (the Echo agent in dev mode on an
 // embedded NATS server) once for all tests and returns its NATS URL and
 // gateway URL, read from the banner it prints.
 func devServer(t *testing.T) (string, string) {
 	t.Helper()
-	devmode := build(t, "devmode", "github.com/saap-go/agent/examples/devmode")
+	devmode := build(t, "devecho", "github.com/saap-go/agent/internal/cmd/devecho")
 	devOnce.Do(func() {
 		devCmd = exec.Command(devmode, "-addr", "127.0.0.1:0")
 		devCmd.Env = envWithout("NATS_URL", "REDIS_URL")
@@ -90,7 +90,7 @@ func devServer(t *testing.T) (string, string) {
 				return
 			}
 		}
-		devErr = fmt.Errorf("devmode ended before its banner: %v", sc.Err())
+		devErr = fmt.Errorf("devecho ended before its banner: %v", sc.Err())
 	})
 	if devErr != nil {
 		t.Fatal(devErr)
