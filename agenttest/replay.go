@@ -112,11 +112,11 @@ func Replay(t testing.TB, w *step.Workflow, rec *Recording, opts ...Option) stri
 // such as answers to questions, each answer pointed at the replayed
 // question) into a harness run with the recorded ids, and returns the
 // go-cmp diff (-recorded +replayed) of the outputs, "" when they are the
-// same. Events with no step of w emitting them count as inputs, so a
-// recording of another class replays nothing useful: check rec.Class.
+// same. The inputs are the events that trigger steps of w and that no step
+// of w emits; everything else is output.
 func ReplayDiff(t testing.TB, w *step.Workflow, rec *Recording, opts ...Option) string {
 	t.Helper()
-	produced := emitted(w)
+	input := inputsOf(w)
 	var (
 		ident    topic.Agent
 		inputs   []Recorded
@@ -130,9 +130,10 @@ func ReplayDiff(t testing.TB, w *step.Workflow, rec *Recording, opts ...Option) 
 		if ident.Run == "" {
 			ident = topic.Agent{Class: a.Class, ID: a.ID, Thread: a.Thread, Display: a.Display, Run: a.Run}
 		}
-		if produced[a.Name] {
+		switch {
+		case !input[a.Name]:
 			recorded = append(recorded, output(t, a, r.Event))
-		} else if a.Type == topic.Control {
+		case a.Type == topic.Control:
 			inputs = append(inputs, r)
 		}
 	}
@@ -149,7 +150,7 @@ func ReplayDiff(t testing.TB, w *step.Workflow, rec *Recording, opts ...Option) 
 	}
 	var replayed []Output
 	for _, p := range res.Events() {
-		if !produced[p.Topic.Name] {
+		if input[p.Topic.Name] {
 			continue
 		}
 		data, err := event.Marshal(p.Event)
@@ -161,24 +162,33 @@ func ReplayDiff(t testing.TB, w *step.Workflow, rec *Recording, opts ...Option) 
 	return cmp.Diff(recorded, replayed)
 }
 
-// emitted returns the names of the events the steps of w emit: the
-// control events and stops of its graph and the requests of its
-// questions (a request's link is labelled without "RequestEvent").
-func emitted(w *step.Workflow) map[string]bool {
-	out := map[string]bool{}
-	for _, l := range w.Graph().Links {
-		if l.Source == step.StartNode {
-			continue
-		}
-		if _, ok := event.Lookup(l.EventName); ok {
-			out[l.EventName] = true
-		} else {
-			out[l.EventName+"RequestEvent"] = true
+// inputsOf returns the names of the events that enter a run of w from
+// outside: those its steps are triggered by and none of them emits (the
+// start, answers to questions, timeouts). Everything else a run holds is
+// output: what the steps return and what they emit mid-step (chunks,
+// thoughts, tool calls).
+func inputsOf(w *step.Workflow) map[string]bool {
+	emitted := map[string]bool{}
+	for _, s := range w.Steps() {
+		for _, o := range s.Outputs() {
+			emitted[o] = true
 		}
 	}
-	// Display events a step emits mid-run (chunks) are outputs too.
-	out["ChunkEvent"] = true
-	return out
+	for _, r := range w.HITLRequests() {
+		emitted[r] = true
+	}
+	in := map[string]bool{}
+	for _, s := range w.Steps() {
+		for _, t := range s.Triggers() {
+			if !emitted[t] {
+				in[t] = true
+			}
+		}
+	}
+	for _, n := range w.StartEvents() {
+		in[n] = true
+	}
+	return in
 }
 
 // pointAtReplayedRequest replaces the request_event of an answer with the

@@ -211,6 +211,11 @@ func TestChat(t *testing.T) {
 	ok(t, r)
 	golden(t, "chat", r.stdout)
 
+	// A thought on a line of its own, before the chunks.
+	r = saap(t, nats, "", "chat", "EchoAgent", "think hard")
+	ok(t, r)
+	golden(t, "chat-think", r.stdout)
+
 	// The agent asks a question; the answer comes from standard input.
 	r = saap(t, nats, "Ada\n", "chat", "EchoAgent/t", "ask me")
 	ok(t, r)

@@ -1,6 +1,7 @@
 // Package devdemo is the small agent the developer tools are tested with:
-// it cleans the user's message, streams a reply word by word, and asks the
-// user's name (a HITL input question) when the message starts with "ask".
+// it cleans the user's message, streams a reply word by word, asks the
+// user's name (a HITL input question) when the message starts with "ask",
+// and shows a thought first when it starts with "think".
 package devdemo
 
 import (
@@ -57,6 +58,12 @@ func (e *Echo) Clean(_ step.Context, msg *event.UserMessageEvent) (*Cleaned, err
 func (e *Echo) Reply(ctx step.Context, c *Cleaned) (event.Event, error) {
 	if strings.HasPrefix(c.Text, "ask") {
 		return hitl.Input("What is your name?")
+	}
+	if strings.HasPrefix(c.Text, "think") {
+		thought := "The user wants me to think."
+		if err := ctx.Emit(&event.ThoughtEvent{ReasoningContent: &thought}); err != nil {
+			return nil, err
+		}
 	}
 	return e.stream(ctx, e.prefix()+"You said: "+c.Text)
 }
