@@ -174,3 +174,13 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatalf("GET %s: %v: %s", url, err, b)
 	}
 }
+
+func TestStartRefusesAnAddressOthersCanReach(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := dev.Start(ctx, dev.Config{Addr: "0.0.0.0:0", Out: io.Discard}, &devdemo.Echo{})
+	if err == nil || !strings.Contains(err.Error(), "which other machines can reach") {
+		t.Errorf("err = %v", err)
+	}
+}

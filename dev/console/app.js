@@ -152,16 +152,23 @@ function addMsg(kind, text) {
   return m;
 }
 
-async function post(eventName, body) {
-  let url = `/agents/${encodeURIComponent(state.cls)}/dev/${eventName}/stream`;
-  if (state.thread) url += `?thread_id=${state.thread}&display_id=${state.display}`;
+// post sends an event through the gateway's streaming endpoint and shows
+// the run's stream in the chat. to names another agent and thread than the
+// chat's (an answer to a question of another run).
+async function post(eventName, body, to) {
+  const own = !to || to.thread === state.thread;
+  to ||= { cls: state.cls, id: "dev", thread: state.thread, display: state.display };
+  let url = `/agents/${encodeURIComponent(to.cls)}/${encodeURIComponent(to.id)}/${eventName}/stream`;
+  if (to.thread) url += `?thread_id=${to.thread}&display_id=${to.display}`;
   let resp;
   try {
     resp = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   } catch (e) { addMsg("error", String(e)); return; }
   if (!resp.ok) { addMsg("error", resp.status + " " + (await resp.text())); return; }
-  state.thread = resp.headers.get("X-Thread-Id") || state.thread;
-  state.display = resp.headers.get("X-Display-Id") || state.display;
+  if (own) {
+    state.thread = resp.headers.get("X-Thread-Id") || state.thread;
+    state.display = resp.headers.get("X-Display-Id") || state.display;
+  }
   const reader = resp.body.getReader();
   const dec = new TextDecoder();
   let buf = "", bubble = null, answer = "";
@@ -198,17 +205,23 @@ async function post(eventName, body) {
       for (const line of block.split("\n")) if (line.startsWith("data: ")) handle(line.slice(6));
     }
   }
-  if (answer) state.history.push({ role: "assistant", content: answer });
+  if (answer && own) state.history.push({ role: "assistant", content: answer });
 }
 
+// showQuestion shows an open question with its answer form, once per
+// question, whichever run asked it: the answer goes to the run's thread.
 function showQuestion(ev) {
-  const responseName = ev._event_name.replace("RequestEvent", "ResponseEvent");
+  if (document.querySelector(`#questions form[data-id="${ev.event_id}"]`)) return;
+  const tp = ev.topic || {};
+  const to = { cls: tp.agent_class || state.cls, id: tp.agent_id || "dev", thread: tp.thread_id || state.thread, display: tp.display_id || state.display };
+  const responseName = tp.event_name || ev._event_name.replace("RequestEvent", "ResponseEvent");
   const answer = async (value, label) => {
     form.remove();
     addMsg("user", label);
-    await post(responseName, { response: value, request_event: ev });
+    await post(responseName, { response: value, request_event: ev }, to);
   };
-  const form = el("form", { class: "question", "data-event": ev._event_name }, el("p", {}, ev.question));
+  const other = to.thread !== state.thread ? el("small", { class: "muted" }, ` (${to.cls}/${to.id}, thread ${to.thread.slice(-8)})`) : null;
+  const form = el("form", { class: "question", "data-event": ev._event_name, "data-id": ev.event_id }, el("p", {}, ev.question, other));
   if (ev.hitl_type === "confirmation") {
     form.append(el("button", { type: "button", onclick: () => answer(true, "yes") }, "Yes"), " ",
       el("button", { type: "button", onclick: () => answer(false, "no") }, "No"));
@@ -220,6 +233,12 @@ function showQuestion(ev) {
   }
   $("#questions").append(form);
   form.querySelector("input, button").focus();
+}
+
+// closeQuestion removes the form of a question answered elsewhere.
+function closeQuestion(id) {
+  const f = document.querySelector(`#questions form[data-id="${id}"]`);
+  if (f) f.remove();
 }
 
 $("#send").addEventListener("submit", async (e) => {
@@ -265,8 +284,11 @@ function addEvent(e) {
     $("#timeline").prepend(section);
   }
   if (e.agent_class !== "UserAgent") run.head.querySelector(".muted").textContent = e.agent_class + "/" + e.agent_id;
-  const ev = JSON.parse(JSON.stringify(e.event));
+  const ev = e.event;
   const kind = kindOf(ev, e.event_type);
+  // Questions of every run are open until an answer or the run's end.
+  if (kind === "question" && e.event_type === "display_event") showQuestion(ev);
+  if (ev.request_event && ev.request_event.event_id) closeQuestion(ev.request_event.event_id);
   const at = attribute(run, e);
   run.events.push(e);
   const ctl = e.event_type === "control_event";
