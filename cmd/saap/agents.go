@@ -71,7 +71,9 @@ func cmdAgents(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
+	done := e.waiting("collecting discovery answers for %s", *wait)
 	classes, err := discover(ctx, b, *wait)
+	done()
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,9 @@ func cmdChat(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	dctx, cancel := context.WithTimeout(ctx, *wait)
+	done := e.waiting("looking for agent class %s", class)
 	_, err = g.Discover(dctx, class)
+	done()
 	cancel()
 	if err != nil {
 		return fmt.Errorf("agent class %s did not answer discovery within %s", class, *wait)
@@ -106,7 +108,9 @@ func (c *chat) say(ctx context.Context, text string) error {
 			return errors.New("the agent asked a question and standard input ended")
 		}
 		reply := strings.TrimSpace(c.in.Text())
-		fmt.Fprintln(c.e.stdout)
+		if !c.e.echoed {
+			fmt.Fprintln(c.e.stdout)
+		}
 		var resp any = reply
 		if q.HITLType == event.HITLConfirmation {
 			resp = strings.HasPrefix(strings.ToLower(reply), "y")

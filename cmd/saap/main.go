@@ -72,11 +72,27 @@ type env struct {
 	stdout, stderr io.Writer
 	natsURL        string
 	color          bool
+	// progress: stderr is a terminal, so waits get a line that says what
+	// is awaited.
+	progress bool
+	// echoed: stdin is a terminal, which echoes what is typed, newline
+	// included.
+	echoed bool
+}
+
+// waiting says on stderr, on a terminal, what a wait is for; done clears
+// the line.
+func (e *env) waiting(format string, a ...any) (done func()) {
+	if !e.progress {
+		return func() {}
+	}
+	fmt.Fprintf(e.stderr, "\r"+format+"…", a...)
+	return func() { fmt.Fprint(e.stderr, "\r\x1b[K") }
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: isTerminal(os.Stdout)})
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: isTerminal(os.Stdout), progress: isTerminal(os.Stderr), echoed: isCharDevice(os.Stdin)})
 	stop()
 	os.Exit(code)
 }
@@ -168,10 +184,13 @@ func (e *env) connect() (*natsbus.Bus, error) {
 	return b, nil
 }
 
+// isTerminal reports whether f is a terminal that may show colours
+// (NO_COLOR unset).
 func isTerminal(f *os.File) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
+	return os.Getenv("NO_COLOR") == "" && isCharDevice(f)
+}
+
+func isCharDevice(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -103,7 +103,9 @@ and shows the go-cmp diff of the outputs when the current code differs.
 	}
 	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", *test, "-v", target)
 	cmd.Env = append(os.Environ(), "SAAP_REPLAY="+abs)
+	done := e.waiting("go test -run %s %s", *test, target)
 	out, err := cmd.CombinedOutput()
+	done()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return fmt.Errorf("go test: %w", err)
