@@ -229,7 +229,9 @@ func TestChat(t *testing.T) {
 
 func TestTail(t *testing.T) {
 	nats, _ := devServer(t)
-	tail := exec.Command(build(t, "saap", "github.com/saap-go/agent/cmd/saap"), "tail", "-class", "EchoAgent", "-n", "7")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tail := exec.CommandContext(ctx, build(t, "saap", "github.com/saap-go/agent/cmd/saap"), "tail", "-class", "EchoAgent", "-n", "7")
 	tail.Env = append(envWithout("NATS_URL"), "NATS_URL="+nats)
 	var out bytes.Buffer
 	tail.Stdout = &out
