@@ -44,4 +44,16 @@
 // answering at once or held open until Finish), humans and programs
 // submitting through the real Submitter (Submit, with its checks), and each
 // walkthrough's events in order (Walkthrough).
+//
+// Replay is a regression check for a changed workflow: record a run in
+// production or dev mode (`saap run show -json RUN > run.json`, or
+// RecordRun straight from the class's JetStream stream), then
+//
+//	rec, err := agenttest.LoadRecording("testdata/run.json")
+//	...
+//	agenttest.Replay(t, wf, rec) // go-cmp diff (-recorded +replayed) of the outputs
+//
+// sends the run's inputs (its start and the answers it got, each pointed at
+// the replayed question) into the current code and compares what the
+// steps publish, without ids and timestamps.
 package agenttest

@@ -654,7 +654,12 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	if fast {
 		if r.terminated.Load() {
-			return nil // torn down while the step ran: nothing to record or publish
+			// Torn down while the step ran: nothing to record, and its
+			// outputs are dropped as late outputs are.
+			for _, o := range evs {
+				e.dropLate(ctx, r, s.Name(), o)
+			}
+			return nil
 		}
 		keep := outcome
 		keep.Outputs = kept
@@ -689,7 +694,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 				return err
 			}
 		}
-		ok, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
+		ok, _, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
 		if err != nil {
 			return err
 		}
@@ -725,6 +730,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x Execution, o Outcome) error {
 	s := p.step
 	x.Rerun = false
+	resent := false
 	for _, data := range o.Outputs {
 		ev, err := event.Unmarshal(data)
 		if err != nil {
@@ -735,16 +741,22 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 				return err
 			}
 		}
-		ok, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
+		ok, sent, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
 		if err != nil {
 			return err
 		}
+		resent = resent || sent
 		if ok && event.Has(ev, "MemoryStorageRequestedEvent") {
 			e.delegateMemory(ctx, t, ev)
 		}
 		if ok && e.observed && !o.Failed {
 			x.Outputs = append(x.Outputs, ev.EventBase().EventID)
 		}
+	}
+	if !resent {
+		// A duplicate trigger of a step whose outputs all went out: the
+		// execution was reported when it ran.
+		return nil
 	}
 	e.log.InfoContext(ctx, "dispatch: outputs of an earlier execution published again", "run_id", r.key.Run,
 		"step", s.Name(), "outputs", len(o.Outputs))
@@ -881,7 +893,15 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	if err != nil {
 		return false, Permanent(fmt.Errorf("dispatch: encode %s: %w", event.Name(ev), err))
 	}
-	return e.publishData(ctx, r, t, ev, data, stepName, false)
+	ok, _, err = e.publishData(ctx, r, t, ev, data, stepName, false)
+	return ok, err
+}
+
+// dropLate drops an output that comes after the run's terminal event.
+func (e *Engine) dropLate(ctx context.Context, r *runEntry, stepName string, ev event.Event) {
+	e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
+		"run_id", r.key.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+	e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
 }
 
 // publishData is publish with ev already encoded as data: a control event
@@ -889,56 +909,56 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 // core NATS, an event that is both to both, control first. With recheck (a
 // kept output published again) a control event the stream already holds
 // is not sent again, nor is its display copy. Subjects are built before any
-// I/O; one that cannot be built is a permanent failure.
-func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, stepName string, recheck bool) (ok bool, err error) {
+// I/O; one that cannot be built is a permanent failure. ok reports that
+// the event is on the run (sent now or found in the stream), sent that it
+// went out now.
+func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, stepName string, recheck bool) (ok, sent bool, err error) {
 	name, id := event.Name(ev), ev.EventBase().EventID
 	control, display := event.IsControl(ev), event.IsDisplay(ev)
 	var controlSubj, displaySubj string
 	if control {
 		if controlSubj, err = t.Event(topic.Control, name, id).Subject(); err != nil {
-			return false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
+			return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
 		}
 	}
 	if display {
 		if displaySubj, err = t.Event(topic.Display, name, id).Subject(); err != nil {
-			return false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
+			return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
 		}
 	}
 	if !control && !display {
-		return false, Permanent(fmt.Errorf("dispatch: publish %s: neither a control nor a display event", name))
+		return false, false, Permanent(fmt.Errorf("dispatch: publish %s: neither a control nor a display event", name))
 	}
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()
 	if r.terminated.Load() {
-		e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
-			"run_id", t.Run, "step", stepName, "event", name, "event_id", id)
-		e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
-		return false, nil
+		e.dropLate(ctx, r, stepName, ev)
+		return false, false, nil
 	}
 	stored := false
 	if control && recheck {
 		if stored, err = e.bus.HasSubject(ctx, e.stream, controlSubj); err != nil {
-			return false, fmt.Errorf("dispatch: look up %s in the stream: %w", name, err)
+			return false, false, fmt.Errorf("dispatch: look up %s in the stream: %w", name, err)
 		}
 	}
 	if control && !stored {
 		if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id); err != nil {
-			return false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
 	}
 	if display && !stored {
 		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Data: data}); err != nil {
-			return false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
 	}
 	if event.IsStop(ev) || event.IsException(ev) {
 		r.terminate()
 		if _, _, err := e.store.SetMarker(ctx, r.key, MarkerTerminal, "published"); err != nil {
-			return true, fmt.Errorf("dispatch: set terminal marker: %w", err)
+			return true, !stored, fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
 		r.terminalStored.Store(true)
 	}
-	return true, nil
+	return true, !stored, nil
 }
 
 // checkOutput is the strict validation of an event a step returns or emits,

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/gateway"
+)
+
+func cmdChat(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "chat", "chat [-wait D] CLASS[/instance] [text]", `  saap chat EchoAgent "Hello"           # one message, its streamed answer, then exit
+  saap chat EchoAgent/support            # a conversation: one message a line, Ctrl-D ends
+  echo Ada | saap chat EchoAgent "ask"   # a question the agent asks is answered from stdin
+`)
+	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the class to answer discovery")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: missing CLASS[/instance]", errUsage)
+	}
+	class, id, _ := strings.Cut(fs.Arg(0), "/")
+	if id == "" {
+		id = "cli"
+	}
+	text := strings.Join(fs.Args()[1:], " ")
+
+	b, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// A gateway of our own, on a loopback port, does the protocol's work:
+	// ids, the user, the stream of the thread, the question's checks.
+	g, err := gateway.New(gateway.Config{Bus: b, Auth: gateway.Anonymous(event.UserIdentity{ID: "saap-cli", Name: "saap chat", Email: "cli@localhost", Roles: []string{"user"}}),
+		DiscoveryWindow: *wait, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: -1, MaxRunsPerUser: -1})
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, *wait)
+	done := e.waiting("looking for agent class %s", class)
+	_, err = g.Discover(dctx, class)
+	done()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("agent class %s did not answer discovery within %s", class, *wait)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := gateway.NewServer(g, gateway.ServerConfig{})
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	c := &chat{e: e, base: "http://" + ln.Addr().String(), class: class, id: id, in: bufio.NewScanner(e.stdin)}
+	if text != "" {
+		return c.say(ctx, text)
+	}
+	for {
+		fmt.Fprint(e.stdout, e.paint(bold, "> "))
+		if !c.in.Scan() {
+			fmt.Fprintln(e.stdout)
+			return c.in.Err()
+		}
+		if line := strings.TrimSpace(c.in.Text()); line != "" {
+			if err := c.say(ctx, line); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// chat is one conversation: its thread and its history.
+type chat struct {
+	e               *env
+	base            string
+	class, id       string
+	thread, display string
+	history         []map[string]string
+	in              *bufio.Scanner
+}
+
+// say sends a user message and follows the run, answering the questions it
+// asks, until it ends.
+func (c *chat) say(ctx context.Context, text string) error {
+	c.history = append(c.history, map[string]string{"role": "user", "content": text})
+	last, answer, err := c.post(ctx, "UserMessageEvent", map[string]any{"messages": c.history})
+	for err == nil && last != nil && event.IsHITLRequest(last.ev) {
+		q, qerr := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](last.raw)
+		if qerr != nil {
+			return qerr
+		}
+		fmt.Fprintf(c.e.stdout, "%s ", c.e.paint(yellow+bold, "? "+q.Question))
+		if !c.in.Scan() {
+			fmt.Fprintln(c.e.stdout)
+			return errors.New("the agent asked a question and standard input ended")
+		}
+		reply := strings.TrimSpace(c.in.Text())
+		if !c.e.echoed {
+			fmt.Fprintln(c.e.stdout)
+		}
+		var resp any = reply
+		if q.HITLType == event.HITLConfirmation {
+			resp = strings.HasPrefix(strings.ToLower(reply), "y")
+		}
+		name := strings.Replace(event.Name(last.ev), "RequestEvent", "ResponseEvent", 1)
+		last, answer, err = c.post(ctx, name, map[string]any{"response": resp, "request_event": json.RawMessage(last.raw)})
+	}
+	if err != nil {
+		return err
+	}
+	if answer != "" {
+		c.history = append(c.history, map[string]string{"role": "assistant", "content": answer})
+	}
+	return nil
+}
+
+type received struct {
+	ev  event.Event
+	raw []byte
+}
+
+// post sends one event and prints the stream of the run: chunks as they
+// come, thoughts and tool calls dimmed on lines of their own. It returns
+// the terminal event and the answer's text.
+func (c *chat) post(ctx context.Context, name string, body any) (*received, string, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, "", err
+	}
+	url := fmt.Sprintf("%s/agents/%s/%s/%s/stream", c.base, c.class, c.id, name)
+	if c.thread != "" {
+		url += "?thread_id=" + c.thread + "&display_id=" + c.display
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return nil, "", fmt.Errorf("the gateway answered %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	c.thread, c.display = resp.Header.Get("X-Thread-Id"), resp.Header.Get("X-Display-Id")
+	var last *received
+	var answer strings.Builder
+	midLine := false
+	newline := func() {
+		if midLine {
+			fmt.Fprintln(c.e.stdout)
+			midLine = false
+		}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 8<<20)
+	for sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || d == "[DONE]" {
+			continue
+		}
+		ev, err := event.Unmarshal([]byte(d))
+		if err != nil {
+			return nil, "", fmt.Errorf("the stream carried an undecodable event: %w", err)
+		}
+		last = &received{ev, []byte(d)}
+		switch k := kindOf(ev, "display_event"); k {
+		case "chunk":
+			chunk := ev.(*event.ChunkEvent).Content
+			fmt.Fprint(c.e.stdout, chunk)
+			answer.WriteString(chunk)
+			midLine = true
+		case "thought", "tool":
+			newline()
+			fmt.Fprintln(c.e.stdout, c.e.paint(dim, fmt.Sprintf("  %s %s", k, summary(ev, []byte(d)))))
+		case "error":
+			newline()
+			x, _ := event.UnmarshalAs[event.ExceptionEvent]([]byte(d))
+			return last, "", fmt.Errorf("the run failed: %s", x.Message)
+		case "stop":
+			if answer.Len() == 0 {
+				s := summary(ev, []byte(d))
+				fmt.Fprint(c.e.stdout, s)
+				answer.WriteString(s)
+				midLine = true
+			}
+		}
+	}
+	newline()
+	if err := sc.Err(); err != nil {
+		return nil, "", fmt.Errorf("reading the stream: %w", err)
+	}
+	if last == nil {
+		return nil, "", errors.New("the stream ended without an event")
+	}
+	return last, answer.String(), nil
+}

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// The binaries under test, built once, and the dev-mode agent they talk to.
+var (
+	binDir          string
+	devOnce         sync.Once
+	devNATS, devURL string
+	devErr          error
+	devCmd          *exec.Cmd
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "saap-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	if devCmd != nil {
+		_ = devCmd.Process.Signal(os.Interrupt)
+		_ = devCmd.Wait()
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func build(t *testing.T, name, pkg string) string {
+	t.Helper()
+	out := filepath.Join(binDir, name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// devServer starts internal/cmd/devecho (the Echo agent in dev mode on an
+// embedded NATS server) once for all tests and returns its NATS URL and
+// gateway URL, read from the banner it prints.
+func devServer(t *testing.T) (string, string) {
+	t.Helper()
+	devmode := build(t, "devecho", "github.com/saap-go/agent/internal/cmd/devecho")
+	devOnce.Do(func() {
+		devCmd = exec.Command(devmode, "-addr", "127.0.0.1:0")
+		devCmd.Env = envWithout("NATS_URL", "REDIS_URL")
+		stderr, err := devCmd.StderrPipe()
+		if err != nil {
+			devErr = err
+			return
+		}
+		if devErr = devCmd.Start(); devErr != nil {
+			return
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			switch {
+			case len(f) >= 2 && f[0] == "NATS":
+				devNATS = f[1]
+			case len(f) >= 2 && f[0] == "gateway":
+				devURL = f[1]
+			case len(f) >= 1 && f[0] == "try":
+				go func() { _, _ = io.Copy(io.Discard, stderr) }()
+				return
+			}
+		}
+		devErr = fmt.Errorf("devecho ended before its banner: %v", sc.Err())
+	})
+	if devErr != nil {
+		t.Fatal(devErr)
+	}
+	return devNATS, devURL
+}
+
+func envWithout(names ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		drop := false
+		for _, n := range names {
+			drop = drop || k == n
+		}
+		if !drop {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// saap runs the command with NATS_URL set to natsURL ("" for none).
+func saap(t *testing.T, natsURL, stdin string, args ...string) result {
+	t.Helper()
+	return saapEnv(t, nil, natsURL, stdin, args...)
+}
+
+// saapEnv is saap with more environment variables.
+func saapEnv(t *testing.T, extra []string, natsURL, stdin string, args ...string) result {
+	t.Helper()
+	bin := build(t, "saap", "github.com/saap-go/agent/cmd/saap")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(append(envWithout("NATS_URL", "NO_COLOR"), "NATS_URL="+natsURL), extra...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+var masks = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\b[0-9a-f]{24}\b`), "<id>"},
+	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\.\d{3}\b`), "<time>"},
+	{regexp.MustCompile(`\b\d+ms\b`), "<ms>"},
+	{regexp.MustCompile(`\+<ms>`), "+<ms>"},
+}
+
+func mask(s string) string {
+	for _, m := range masks {
+		s = m.re.ReplaceAllString(s, m.with)
+	}
+	// Column padding after a masked duration varies with its width.
+	return regexp.MustCompile(` +\+<ms>`).ReplaceAllString(s, " +<ms>")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	got = mask(got)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+func ok(t *testing.T, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestAgents(t *testing.T) {
+	nats, _ := devServer(t)
+	r := saap(t, nats, "", "agents", "-wait", "500ms")
+	ok(t, r)
+	golden(t, "agents", r.stdout)
+
+	r = saap(t, "", "", "-nats", nats, "agents", "-json", "-wait", "500ms")
+	ok(t, r)
+	var classes []struct {
+		Class string `json:"agent_class"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &classes); err != nil || len(classes) != 1 || classes[0].Class != "EchoAgent" {
+		t.Errorf("agents -json: %v %s", err, r.stdout)
+	}
+}
+
+func TestChat(t *testing.T) {
+	nats, _ := devServer(t)
+	r := saap(t, nats, "", "chat", "EchoAgent", "hi", "  there")
+	ok(t, r)
+	golden(t, "chat", r.stdout)
+
+	// A thought on a line of its own, before the chunks.
+	r = saap(t, nats, "", "chat", "EchoAgent", "think hard")
+	ok(t, r)
+	golden(t, "chat-think", r.stdout)
+
+	// The agent asks a question; the answer comes from standard input.
+	r = saap(t, nats, "Ada\n", "chat", "EchoAgent/t", "ask me")
+	ok(t, r)
+	golden(t, "chat-hitl", r.stdout)
+
+	// A conversation: one message a line.
+	r = saap(t, nats, "one\ntwo\n", "chat", "EchoAgent")
+	ok(t, r)
+	golden(t, "chat-interactive", r.stdout)
+}
+
+func TestTail(t *testing.T) {
+	nats, _ := devServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tail := exec.CommandContext(ctx, build(t, "saap", "github.com/saap-go/agent/cmd/saap"), "tail", "-class", "EchoAgent", "-n", "7")
+	tail.Env = append(envWithout("NATS_URL"), "NATS_URL="+nats)
+	var out bytes.Buffer
+	tail.Stdout = &out
+	stderr, _ := tail.StderrPipe()
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The subscription is open once tail says what it follows.
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "following agent.EchoAgent.") {
+		t.Fatalf("tail said %q, %v", line, err)
+	}
+	ok(t, saap(t, nats, "", "chat", "EchoAgent/tail", "hello world"))
+	if err := tail.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "tail", out.String())
+}
+
+func TestRunShowAndGraph(t *testing.T) {
+	nats, gw := devServer(t)
+	resp, err := http.Post(gw+"/agents/EchoAgent/show/UserMessageEvent", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"show me"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	run := resp.Header.Get("X-Run-Id")
+	if resp.StatusCode != 200 || run == "" {
+		t.Fatalf("POST: %s, run %q", resp.Status, run)
+	}
+	r := saap(t, nats, "", "run", "show", run)
+	ok(t, r)
+	golden(t, "run-show", r.stdout)
+
+	r = saap(t, nats, "", "run", "show", "-class", "EchoAgent", "-json", run)
+	ok(t, r)
+	var rec struct {
+		Class  string `json:"agent_class"`
+		Events []struct {
+			Name string `json:"event_name"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Class != "EchoAgent" || len(rec.Events) != 8 || rec.Events[0].Name != "UserMessageEvent" {
+		t.Errorf("run show -json: %v %+v", err, rec)
+	}
+
+	r = saap(t, nats, "", "run", "graph", "EchoAgent")
+	ok(t, r)
+	golden(t, "graph-mermaid", r.stdout)
+	r = saap(t, nats, "", "run", "graph", "-format", "dot", "EchoAgent")
+	ok(t, r)
+	golden(t, "graph-dot", r.stdout)
+}
+
+func TestReplay(t *testing.T) {
+	nats, gw := devServer(t)
+	resp, err := http.Post(gw+"/agents/EchoAgent/replay/UserMessageEvent", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"replay me"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	run := resp.Header.Get("X-Run-Id")
+	pkg := "../../internal/devdemo"
+
+	// The same code: a clean replay.
+	r := saap(t, nats, "", "replay", run, "-pkg", pkg)
+	ok(t, r)
+	golden(t, "replay-clean", r.stdout)
+
+	// A changed reply (the agent's test reads DEVDEMO_PREFIX): the diff,
+	// and exit status 1.
+	r = saapEnv(t, []string{"DEVDEMO_PREFIX=v2:"}, nats, "", "replay", run, "-pkg", pkg)
+	if r.code != 1 || !strings.Contains(r.stderr, "differs from the recording") {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	for _, want := range []string{`-`, `string("You said: replay me")`, `+`, `string("v2: You said: replay me")`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the replay's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestExitCodesAndHelp(t *testing.T) {
+	nats, _ := devServer(t)
+	for _, c := range []struct {
+		name   string
+		nats   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no command", nats, nil, 2, "Commands:"},
+		{"unknown command", nats, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"help", nats, []string{"-h"}, 0, "Examples:"},
+		{"command help", nats, []string{"tail", "-h"}, 0, "saap tail -class EchoAgent"},
+		{"bad flag", nats, []string{"agents", "-nope"}, 2, "flag provided but not defined: -nope"},
+		{"bad run id", nats, []string{"run", "show", "no.dots"}, 2, "run_id"},
+		{"run subcommand", nats, []string{"run", "walk"}, 2, `unknown run subcommand "walk"`},
+		{"graph format", nats, []string{"run", "graph", "-format", "png", "EchoAgent"}, 2, "want mermaid or dot"},
+		{"no server", "", []string{"agents"}, 1, "no NATS server: set NATS_URL"},
+		{"unknown class", nats, []string{"chat", "-wait", "300ms", "Nope", "hi"}, 1, "agent class Nope did not answer discovery"},
+		{"replay without pkg", nats, []string{"replay", "ffffffffffffffffffffffff"}, 2, "-pkg is required"},
+		{"replay bad pkg", nats, []string{"replay", "ffffffffffffffffffffffff", "-pkg", "/nonexistent"}, 1, "not a directory"},
+		{"unknown run", nats, []string{"run", "show", "-wait", "100ms", "ffffffffffffffffffffffff"}, 1, "no events in the streams of EchoAgent"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := saap(t, c.nats, "", c.args...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, c.code, c.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+func cmdRun(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: run needs a subcommand: show or graph", errUsage)
+	}
+	switch args[0] {
+	case "show":
+		return cmdRunShow(ctx, e, args[1:])
+	case "graph":
+		return cmdRunGraph(ctx, e, args[1:])
+	case "-h", "-help", "--help":
+		fmt.Fprint(e.stderr, "Usage:\n  saap run show [-class C] [-json] RUN\n  saap run graph [-format mermaid|dot] CLASS\n")
+		return nil
+	}
+	return fmt.Errorf("%w: unknown run subcommand %q (show, graph)", errUsage, args[0])
+}
+
+// stored is one event of a run as the stream keeps it; a recording is a
+// list of them (the JSON agenttest.LoadRecording reads).
+type stored struct {
+	Subject string          `json:"subject"`
+	Class   string          `json:"agent_class"`
+	ID      string          `json:"agent_id"`
+	Thread  string          `json:"thread_id"`
+	Display string          `json:"display_id"`
+	Run     string          `json:"run_id"`
+	Type    string          `json:"event_type"`
+	Name    string          `json:"event_name"`
+	Time    time.Time       `json:"time"`
+	Event   json.RawMessage `json:"event"`
+}
+
+// recording is what `saap run show -json` prints.
+type recording struct {
+	Class  string   `json:"agent_class"`
+	Run    string   `json:"run_id"`
+	Events []stored `json:"events"`
+}
+
+// runEvents reads run's events from the first class stream that holds any.
+func runEvents(ctx context.Context, b *natsbus.Bus, run string, classes []string) (string, []stored, error) {
+	for _, class := range classes {
+		filter := fmt.Sprintf("agent.%s.*.*.*.%s.*.*.*", class, run)
+		var out []stored
+		for seq := uint64(1); ; {
+			m, err := b.NextMsg(ctx, topic.StreamName(class), filter, seq)
+			if errors.Is(err, bus.ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return "", nil, err
+			}
+			seq = m.Seq + 1
+			t, err := topic.ParseAgent(m.Subject)
+			if err != nil {
+				continue
+			}
+			out = append(out, stored{Subject: m.Subject, Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display,
+				Run: t.Run, Type: string(t.Type), Name: t.Name, Time: m.Time, Event: m.Data})
+		}
+		if len(out) > 0 {
+			return class, out, nil
+		}
+	}
+	return "", nil, fmt.Errorf("run %s: no events in the streams of %s", run, dash(strings.Join(classes, ", ")))
+}
+
+// streamClasses lists the classes whose agent stream exists.
+func streamClasses(ctx context.Context, b *natsbus.Bus) ([]string, error) {
+	var out []string
+	names := b.JetStream().StreamNames(ctx)
+	for n := range names.Name() {
+		if c, ok := strings.CutPrefix(n, "agent_"); ok {
+			if c, ok := strings.CutSuffix(c, "_stream"); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("listing streams: %w", err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func cmdRunShow(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "run show", "run show [-class C] [-json] [-wait D] RUN", `  saap run show 0123456789abcdef01234567
+  saap run show -class EchoAgent -json 0123456789abcdef01234567 > run.json
+`)
+	class := fs.String("class", "", "the run's agent class (default: search every agent stream)")
+	asJSON := fs.Bool("json", false, "print the recording as JSON (for agenttest.LoadRecording)")
+	wait := fs.Duration("wait", time.Second, "how long to wait for the class's discovery answer, which names the steps")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: want one RUN id", errUsage)
+	}
+	run := fs.Arg(0)
+	if err := topic.ValidateToken("run_id", run); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	b, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	classes := []string{*class}
+	if *class == "" {
+		if classes, err = streamClasses(ctx, b); err != nil {
+			return err
+		}
+	}
+	found, evs, err := runEvents(ctx, b, run, classes)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(recording{Class: found, Run: run, Events: evs})
+	}
+	var g *step.Graph
+	if d, err := discoverClass(ctx, b, *wait, found); err == nil {
+		g = new(step.Graph)
+		if json.Unmarshal(d.NetworkGraph, g) != nil {
+			g = nil
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "(no steps: %v)\n", err)
+	}
+	e.timeline(found, run, evs, g)
+	return nil
+}
+
+// timeline prints a run's events with their offsets and, for control
+// events a step produced, the step, its trigger and its duration.
+func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
+	first := evs[0]
+	total := evs[len(evs)-1].Time.Sub(first.Time)
+	fmt.Fprintf(e.stdout, "run %s of %s/%s  thread %s  %d events in %s\n", run, class, first.ID, first.Thread, len(evs), ms(total))
+	type stat struct {
+		runs, reruns int
+		took         time.Duration
+		on, out      []string
+	}
+	stats := map[string]*stat{}
+	var order []string
+	seen := map[string]bool{} // step + trigger id: a second output is a re-run
+	for i, s := range evs {
+		ev, _ := event.Unmarshal(s.Event)
+		typ := "C"
+		if s.Type == string(topic.Display) {
+			typ = "D"
+		}
+		kind := kindOf(ev, s.Type)
+		note := ""
+		if g != nil && typ == "C" && i > 0 {
+			if name, trig := attribute(g, s.Name, evs[:i]); name != "" {
+				st := stats[name]
+				if st == nil {
+					st = &stat{}
+					stats[name] = st
+					order = append(order, name)
+				}
+				st.runs++
+				key := name + "/" + trig.Subject
+				rerun := ""
+				if seen[key] {
+					st.reruns++
+					rerun = " re-run"
+				}
+				seen[key] = true
+				d := s.Time.Sub(trig.Time)
+				st.took += d
+				if !slices.Contains(st.on, trig.Name) {
+					st.on = append(st.on, trig.Name)
+				}
+				if !slices.Contains(st.out, s.Name) {
+					st.out = append(st.out, s.Name)
+				}
+				note = e.paint(dim, fmt.Sprintf("  ← %s on %s, %s%s", name, trig.Name, ms(d), rerun))
+			}
+		}
+		fmt.Fprintf(e.stdout, "  %8s  %s %s %-32s %s%s\n", "+"+ms(s.Time.Sub(first.Time)), typ,
+			e.paint(kindStyle[kind], fmt.Sprintf("%-8s", kind)), s.Name, summary(ev, s.Event), note)
+	}
+	if len(order) > 0 {
+		fmt.Fprintln(e.stdout, "steps:")
+		for _, n := range order {
+			st := stats[n]
+			re := ""
+			if st.reruns > 0 {
+				re = fmt.Sprintf(", %d re-run", st.reruns)
+			}
+			fmt.Fprintf(e.stdout, "  %-16s %d run%s%s  %s  on %s → %s\n", n, st.runs, plural(st.runs), re, ms(st.took),
+				strings.Join(st.on, ","), strings.Join(st.out, ","))
+		}
+	}
+}
+
+// attribute finds the step of g that produced an event named name and the
+// latest earlier control event that triggered it.
+func attribute(g *step.Graph, name string, before []stored) (string, stored) {
+	for _, l := range g.Links {
+		// A question's link is labelled with the request's name without
+		// its suffix.
+		if (l.EventName != name && l.EventName+"RequestEvent" != name) || l.Source == step.StartNode {
+			continue
+		}
+		var triggers []string
+		for _, in := range g.Links {
+			if in.Target == l.Source {
+				triggers = append(triggers, in.EventName)
+			}
+		}
+		for i := len(before) - 1; i >= 0; i-- {
+			// A question's link is labelled without its suffix: the
+			// response event triggers the step.
+			n := before[i].Name
+			if before[i].Type == string(topic.Control) && (slices.Contains(triggers, n) || slices.Contains(triggers, strings.TrimSuffix(n, "ResponseEvent"))) {
+				return l.Source, before[i]
+			}
+		}
+	}
+	return "", stored{}
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%dms", d.Milliseconds())
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func cmdRunGraph(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "run graph", "run graph [-format mermaid|dot] [-wait D] CLASS", `  saap run graph EchoAgent
+  saap run graph -format dot EchoAgent | dot -Tsvg > echo.svg
+`)
+	format := fs.String("format", "mermaid", "mermaid or dot")
+	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the class's discovery answer")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: want one CLASS", errUsage)
+	}
+	if *format != "mermaid" && *format != "dot" {
+		return fmt.Errorf("%w: -format %q: want mermaid or dot", errUsage, *format)
+	}
+	b, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	d, err := discoverClass(ctx, b, *wait, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	var g step.Graph
+	if err := json.Unmarshal(d.NetworkGraph, &g); err != nil {
+		return fmt.Errorf("class %s: its network_graph: %w", d.AgentClass, err)
+	}
+	if *format == "dot" {
+		fmt.Fprint(e.stdout, dot(g))
+	} else {
+		fmt.Fprint(e.stdout, mermaid(g))
+	}
+	return nil
+}
+
+// mermaid renders a discovery graph as a Mermaid flowchart.
+func mermaid(g step.Graph) string {
+	ids := map[string]string{}
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	for i, n := range g.Nodes {
+		id := fmt.Sprintf("n%d", i)
+		ids[n.ID] = id
+		if n.Type == "step" {
+			fmt.Fprintf(&b, "    %s[%s]\n", id, quote(n.Label))
+		} else {
+			fmt.Fprintf(&b, "    %s([%s])\n", id, quote(n.Label))
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range g.Links {
+		line := fmt.Sprintf("    %s -->|%s| %s\n", ids[l.Source], quote(l.EventName), ids[l.Target])
+		if !seen[line] {
+			seen[line] = true
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// dot renders a discovery graph in Graphviz's DOT language.
+func dot(g step.Graph) string {
+	var b strings.Builder
+	b.WriteString("digraph workflow {\n    rankdir=TB;\n    node [shape=box, style=rounded];\n")
+	for _, n := range g.Nodes {
+		shape := ""
+		if n.Type != "step" {
+			shape = ", shape=oval"
+		}
+		fmt.Fprintf(&b, "    %s [label=%s%s];\n", dotQuote(n.ID), dotQuote(n.Label), shape)
+	}
+	seen := map[string]bool{}
+	for _, l := range g.Links {
+		line := fmt.Sprintf("    %s -> %s [label=%s];\n", dotQuote(l.Source), dotQuote(l.Target), dotQuote(l.EventName))
+		if !seen[line] {
+			seen[line] = true
+			b.WriteString(line)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, "#quot;") + `"` }
+
+func dotQuote(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
