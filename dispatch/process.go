@@ -513,6 +513,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	// The reference of a failure is the id of the ExceptionEvent it causes.
 	ref := p.b.id("exception", 0)
+	stepDone := e.stepStart(p, x)
 	outs, callErr := e.call(p, ref)
 	if callErr == nil {
 		for _, o := range outs {
@@ -530,6 +531,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	var evs []event.Event
 	var kept []json.RawMessage
+	if stepDone != nil {
+		defer func() { stepDone(StepResult{Outputs: evs, Err: callErr, Reference: ref}) }()
+	}
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
 		now := e.now().UnixNano()
@@ -697,7 +701,7 @@ func clipMessage(s string) string {
 }
 
 func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
-	if e.tracer == nil {
+	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
 		return p.step.Call(p.sc, p.args)
 	}
 	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
@@ -936,6 +940,9 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	}
 	e.cache.evict(run)
 	e.observer.TornDown(Teardown{Run: run, Marker: cur})
+	if e.hooks != nil {
+		e.hooks.Ended(ctx, Teardown{Run: run, Marker: cur}, ev)
+	}
 	return nil
 }
 
