@@ -111,7 +111,7 @@ func convention(ev event.Event) ([]attr, error) {
 	case find[event.ExceptionEvent](ev) != nil:
 		e := find[event.ExceptionEvent](ev)
 		// No span kind and no filter of unset values.
-		return []attr{{"exception.type", int64(e.HTTPStatusCode)}, {"exception.message", e.Message}}, nil
+		return []attr{{"exception.type", statusCode(e)}, {"exception.message", e.Message}}, nil
 	case find[event.LLMEvent](ev) != nil:
 		c.llm(find[event.LLMEvent](ev))
 	case find[event.RetrieverEvent](ev) != nil:
@@ -359,4 +359,13 @@ func find[T any](ev event.Event) *T {
 		level = next
 	}
 	return nil
+}
+
+// statusCode is the http_status_code as written on the wire: the zero
+// value is written as the default, 500.
+func statusCode(e *event.ExceptionEvent) int64 {
+	if e.HTTPStatusCode == 0 {
+		return 500
+	}
+	return int64(e.HTTPStatusCode)
 }

@@ -227,6 +227,10 @@ func TestAttributeTypes(t *testing.T) {
 	if exc[0].Key != "exception.type" || exc[0].Value.Type() != attribute.INT64 || exc[0].Value.AsInt64() != 502 {
 		t.Fatalf("exception attributes %v", exc)
 	}
+	// A Go value left at zero is written with the default, 500.
+	if exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m"}); exc[0].Value.AsInt64() != 500 {
+		t.Fatalf("exception.type of an unset status %v", exc[0].Value)
+	}
 	emb, _ := semantic.Attributes(&event.EmbeddingEvent{Embeddings: []event.Embedding{{Vector: []float64{1, 2}}}})
 	if v := emb[len(emb)-1].Value; v.Type() != attribute.FLOAT64SLICE || !reflect.DeepEqual(v.AsFloat64Slice(), []float64{1, 2}) {
 		t.Fatalf("vector %v", v)

@@ -352,7 +352,7 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		_, es := t.tracer.Start(ctx, event.Name(o), trace.WithTimestamp(from), trace.WithAttributes(as...))
 		if exc := find[event.ExceptionEvent](o); exc != nil {
 			es.RecordError(errors.New(exc.Message), trace.WithTimestamp(end),
-				trace.WithAttributes(attribute.Int("exception.type", exc.HTTPStatusCode)))
+				trace.WithAttributes(attribute.Int64("exception.type", statusCode(exc))))
 			es.SetStatus(codes.Error, exc.Message)
 		}
 		es.End(trace.WithTimestamp(end))
