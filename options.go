@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
@@ -48,6 +49,8 @@ type options struct {
 	discoverable    bool
 	logger          *slog.Logger
 	tracerProvider  trace.TracerProvider
+	meterProvider   metric.MeterProvider
+	langfuse        bool
 	shutdownTimeout time.Duration
 	concurrency     int
 	ackWait         time.Duration

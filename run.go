@@ -20,6 +20,7 @@ import (
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -73,6 +74,7 @@ type Runner struct {
 	started atomic.Bool
 	ready   chan struct{}
 	info    atomic.Pointer[Info]
+	trace   *semantic.Tracing // nil: tracing off
 }
 
 // New checks a and the options and returns a runner for it. All problems of
@@ -168,6 +170,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
 	info.Standalone = r.standalone(info.Embedded)
+	if r.trace = r.tracing(); r.trace != nil {
+		defer r.trace.Close() // after the engine: ends the run spans still open
+	}
 	eng, err := r.engine(b, store, info.Standalone, r.o.maxDeliver)
 	if err != nil {
 		return err
@@ -453,6 +458,9 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
+	}
+	if r.trace != nil {
+		opts = append(opts, r.trace.EngineOptions()...)
 	}
 	eng, err := dispatch.New(r.workflow, b, s, opts...)
 	if err != nil {

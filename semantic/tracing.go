@@ -158,7 +158,8 @@ const (
 )
 
 // The run span's context travels in the W3C trace state under this key, as
-// "<span id>-<run digest>", so every hop of the run, on any replica, can
+// "<span id>-<run digest>" entries joined by ".", the newest run first
+// (a delegate's callers follow it), so every hop of the run, on any replica, can
 // parent its spans to the run span without shared state.
 const stateKey = "saap"
 
@@ -204,7 +205,7 @@ func (t *Tracing) Deliver(ctx context.Context, d dispatch.Delivered) (context.Co
 	ctx, span := t.tracer.Start(ctx, "run "+d.Topic.Class,
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(t.runAttrs(d)...))
 	if sc := span.SpanContext(); sc.IsValid() {
-		if ts, err := sc.TraceState().Insert(stateKey, sc.SpanID().String()+"-"+runDigest(d.Topic)); err == nil {
+		if ts, err := sc.TraceState().Insert(stateKey, stateValue(sc.TraceState(), sc.SpanID(), d.Topic)); err == nil {
 			ctx = trace.ContextWithSpanContext(ctx, sc.WithTraceState(ts))
 		}
 	}
@@ -267,15 +268,41 @@ func runDigest(tp topic.Agent) string {
 	return hex.EncodeToString(sum[:4])
 }
 
+// maxRunsInState bounds the runs the trace state names: a delegation
+// chain deeper than this loses its outermost runs' spans.
+const maxRunsInState = 8
+
+// stateValue names the run span of tp first, then the runs ts names
+// already (the callers of a delegated run), so that an answer coming back
+// from a delegate finds its caller's run span.
+func stateValue(ts trace.TraceState, span trace.SpanID, tp topic.Agent) string {
+	digest := runDigest(tp)
+	entries := []string{span.String() + "-" + digest}
+	for e := range strings.SplitSeq(ts.Get(stateKey), ".") {
+		if len(entries) == maxRunsInState {
+			break
+		}
+		if _, d, ok := strings.Cut(e, "-"); ok && d != digest {
+			entries = append(entries, e)
+		}
+	}
+	return strings.Join(entries, ".")
+}
+
 // runSpanOf reads the run span id of the run of tp from a trace state.
 func runSpanOf(ts trace.TraceState, tp topic.Agent) (trace.SpanID, bool) {
 	v := ts.Get(stateKey)
-	id, digest, ok := strings.Cut(v, "-")
-	if !ok || digest != runDigest(tp) {
+	if v == "" {
 		return trace.SpanID{}, false
 	}
-	sid, err := trace.SpanIDFromHex(id)
-	return sid, err == nil
+	digest := runDigest(tp)
+	for e := range strings.SplitSeq(v, ".") {
+		if id, d, ok := strings.Cut(e, "-"); ok && d == digest {
+			sid, err := trace.SpanIDFromHex(id)
+			return sid, err == nil
+		}
+	}
+	return trace.SpanID{}, false
 }
 
 // Step starts the span of a step execution; done adds a span per semantic
