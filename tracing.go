@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"os"
 	"reflect"
 
 	"go.opentelemetry.io/otel"
@@ -23,6 +24,10 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 		return nil
 	}
 }
+
+// EnvLangfuse, set to true, has the runner add the langfuse.* span
+// attributes, as WithLangfuse does.
+const EnvLangfuse = "SAAP_TRACE_LANGFUSE"
 
 // WithLangfuse adds the langfuse.* span attributes Langfuse reads (trace
 // name, session, user, observation types, model and usage).
@@ -48,7 +53,7 @@ func (r *Runner) tracing() *semantic.Tracing {
 		return nil
 	}
 	opts := []semantic.Option{semantic.WithTracerProvider(tp), semantic.WithMeterProvider(mp)}
-	if r.o.langfuse {
+	if r.o.langfuse || envTrue(os.Getenv(EnvLangfuse)) {
 		opts = append(opts, semantic.WithLangfuse())
 	}
 	return semantic.New(opts...)
