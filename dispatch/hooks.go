@@ -38,11 +38,12 @@ type Delivered struct {
 
 // StepCall describes a step execution about to run, to Hooks.Step.
 type StepCall struct {
-	Run            step.Run // its Trigger is the triggering event
-	Step           string
-	IdempotencyKey string
-	Inputs         []string // bound event ids, in parameter order
-	Rerun          bool     // the claim was pending: a re-run after an interrupted execution
+	// Context is the execution's step context: its Run (whose Trigger is
+	// the triggering event) and IdempotencyKey, computed when asked for.
+	Context step.Context
+	Step    string
+	Inputs  []string // bound event ids, in parameter order
+	Rerun   bool     // the claim was pending: a re-run after an interrupted execution
 }
 
 // StepResult is how a step execution ended, for Hooks.Step.
@@ -66,7 +67,6 @@ func (e *Engine) stepStart(p *plan, x Execution) func(StepResult) {
 		return nil
 	}
 	var done func(StepResult)
-	p.sc.Context, done = e.hooks.Step(p.sc.Context, StepCall{Run: p.sc.run, Step: x.Step,
-		IdempotencyKey: p.sc.IdempotencyKey(), Inputs: x.Inputs, Rerun: x.Rerun})
+	p.sc.Context, done = e.hooks.Step(p.sc.Context, StepCall{Context: p.sc, Step: x.Step, Inputs: x.Inputs, Rerun: x.Rerun})
 	return done
 }

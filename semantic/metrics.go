@@ -95,7 +95,8 @@ func (m *metrics) deadLetter(ctx context.Context, class string) {
 }
 
 func (m *metrics) stepDone(ctx context.Context, s dispatch.StepCall, outcome string, d time.Duration, outs []event.Event) {
-	o := m.step(s.Run.Class, s.Step, outcome)
+	class := s.Context.Run().Class
+	o := m.step(class, s.Step, outcome)
 	m.executions.Add(ctx, 1, o)
 	if s.Rerun {
 		m.reruns.Add(ctx, 1, o)
@@ -103,7 +104,7 @@ func (m *metrics) stepDone(ctx context.Context, s dispatch.StepCall, outcome str
 	m.duration.Record(ctx, d.Seconds(), o)
 	for _, ev := range outs {
 		if kind := waitKind(ev); kind != "" {
-			m.waits.Add(ctx, 1, metric.WithAttributes(attribute.String(attrClass, s.Run.Class), attribute.String("saap.wait.kind", kind)))
+			m.waits.Add(ctx, 1, metric.WithAttributes(attribute.String(attrClass, class), attribute.String("saap.wait.kind", kind)))
 		}
 	}
 }

@@ -112,9 +112,12 @@ func isNoopMetrics(mp metric.MeterProvider) bool {
 	return false
 }
 
-// EngineOptions installs t in an engine: its hooks, and its tracer for the
-// engine's message spans and step.Context.Tracer.
+// EngineOptions installs t in an engine: its hooks and, when it traces,
+// its tracer for the engine's message spans and step.Context.Tracer.
 func (t *Tracing) EngineOptions() []dispatch.Option {
+	if !t.tracing {
+		return []dispatch.Option{dispatch.WithHooks(t)}
+	}
 	return []dispatch.Option{dispatch.WithHooks(t), dispatch.WithTracer(t.tracer)}
 }
 
@@ -183,6 +186,10 @@ func (t *Tracing) Deliver(ctx context.Context, d dispatch.Delivered) (context.Co
 	if t.off() {
 		return ctx, nopDeliver
 	}
+	return t.deliver(ctx, d) // apart, so that the path above allocates nothing
+}
+
+func (t *Tracing) deliver(ctx context.Context, d dispatch.Delivered) (context.Context, func(error)) {
 	ctx = context.WithValue(ctx, ctxKey{}, &handling{attempt: d.NumDelivered})
 	start := event.IsStart(d.Event)
 	if !t.tracing {
@@ -311,6 +318,10 @@ func (t *Tracing) Step(ctx context.Context, s dispatch.StepCall) (context.Contex
 	if t.off() {
 		return ctx, nopStep
 	}
+	return t.step(ctx, s)
+}
+
+func (t *Tracing) step(ctx context.Context, s dispatch.StepCall) (context.Context, func(dispatch.StepResult)) {
 	start := time.Now()
 	var attempt uint64
 	if h, ok := ctx.Value(ctxKey{}).(*handling); ok {
@@ -327,7 +338,7 @@ func (t *Tracing) Step(ctx context.Context, s dispatch.StepCall) (context.Contex
 			outcome = OutcomeError
 		}
 		if span != nil {
-			t.endStep(ctx, span, start, s.Run, r, outcome)
+			t.endStep(ctx, span, start, r, outcome)
 		}
 		if t.m != nil {
 			t.m.stepDone(ctx, s, outcome, time.Since(start), r.Outputs)
@@ -336,26 +347,27 @@ func (t *Tracing) Step(ctx context.Context, s dispatch.StepCall) (context.Contex
 }
 
 func (t *Tracing) stepAttrs(s dispatch.StepCall, attempt uint64) []attribute.KeyValue {
+	run := s.Context.Run()
 	as := []attribute.KeyValue{
 		attribute.String(SpanKindKey, KindChain),
-		attribute.String(attrClass, s.Run.Class),
-		attribute.String(attrRun, s.Run.RunID),
-		attribute.String(attrSession, s.Run.ThreadID),
+		attribute.String(attrClass, run.Class),
+		attribute.String(attrRun, run.RunID),
+		attribute.String(attrSession, run.ThreadID),
 		attribute.String(attrStep, s.Step),
-		attribute.String(attrIdemKey, s.IdempotencyKey),
+		attribute.String(attrIdemKey, s.Context.IdempotencyKey()),
 		attribute.Bool(attrRerun, s.Rerun),
 		attribute.Int64(attrAttempt, int64(attempt)),
 	}
-	if tr := s.Run.Trigger; tr != nil {
+	if tr := run.Trigger; tr != nil {
 		as = append(as, attribute.String(attrTrigger, event.Name(tr)), attribute.String(attrTriggerID, tr.EventBase().EventID))
 	}
 	if t.langfuse {
-		as = append(as, attribute.String("langfuse.session.id", s.Run.ThreadID), attribute.String("langfuse.observation.type", "chain"))
+		as = append(as, attribute.String("langfuse.session.id", run.ThreadID), attribute.String("langfuse.observation.type", "chain"))
 	}
 	return as
 }
 
-func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, run step.Run, r dispatch.StepResult, outcome string) {
+func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r dispatch.StepResult, outcome string) {
 	// A semantic event's span runs from the end of the one before (the
 	// step's start for the first) to the event's created_at.
 	prev := start
