@@ -90,7 +90,7 @@ func TestTracingAITLOneTrace(t *testing.T) {
 	if res, evs := aitlOutcome(t, c, w, run); res.Value != 16 {
 		t.Fatalf("Result(%d), want 16; events %s", res.Value, names(evs))
 	}
-	spans := rec.await(t, "run "+caller, "run "+worker, "step Done", "step Double")
+	spans := rec.await(t, "run "+caller, "run "+worker, "step Ask", "delegate "+worker, "step Done", "step Double")
 
 	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
 	one := map[string]sdktrace.ReadOnlySpan{}
@@ -121,6 +121,9 @@ func TestTracingAITLOneTrace(t *testing.T) {
 	}
 	if r, path := runOf(one["step Double"]); r != "run "+worker {
 		t.Errorf("the delegate's step is under %q; path %s", r, path)
+	}
+	if d := one["delegate "+worker]; d == nil || d.Parent().SpanID() != one["step Ask"].SpanContext().SpanID() {
+		t.Errorf("no delegation span under the caller's step Ask: %v", d)
 	}
 	for _, name := range []string{"step Ask", "step Done"} {
 		if r, path := runOf(one[name]); r != "run "+caller {

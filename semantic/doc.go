@@ -21,6 +21,7 @@
 //	    <consumer>.process <event>
 //	      step <name>             one per execution: trigger, attempt, idempotency key, re-run, outcome
 //	        LLMEvent …            one per semantic event the step published
+//	        delegate <class>      one per agent-in-the-loop request it published
 //
 // A semantic event's span ends at the event's created_at and starts where
 // the previous semantic event of the same execution ended (the step's

@@ -372,6 +372,10 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 	// step's start for the first) to the event's created_at.
 	prev := start
 	for _, o := range r.Outputs {
+		if req := find[event.AgentInTheLoopRequestEvent](o); req != nil {
+			t.delegation(ctx, req, o)
+			continue
+		}
 		if !event.IsSemantic(o) {
 			continue
 		}
@@ -411,6 +415,27 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		}
 		span.SetStatus(codes.Error, msg)
 	}
+	span.End()
+}
+
+// delegation records the delegation an AITL request starts: a producer
+// span under the step. The delegate's run continues the same trace.
+func (t *Tracing) delegation(ctx context.Context, req *event.AgentInTheLoopRequestEvent, o event.Event) {
+	target := ""
+	as := []attribute.KeyValue{attribute.String(SpanKindKey, KindAgent), attribute.String(attrEventID, o.EventBase().EventID)}
+	if tp := req.OtherAgentTopic; tp != nil {
+		if tp.AgentClass != nil {
+			target = *tp.AgentClass
+			as = append(as, attribute.String("saap.delegate.class", target))
+		}
+		if tp.AgentID != nil {
+			as = append(as, attribute.String("saap.delegate.agent_id", *tp.AgentID))
+		}
+	}
+	if req.TimeoutSeconds != nil {
+		as = append(as, attribute.Float64("saap.delegate.timeout_seconds", *req.TimeoutSeconds))
+	}
+	_, span := t.tracer.Start(ctx, "delegate "+target, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(as...))
 	span.End()
 }
 
