@@ -144,16 +144,20 @@ func benchRunner(b testing.TB, opts []dispatch.Option) func() {
 	}
 }
 
-// Off, the hooks cost no allocation: a run allocates exactly what it does
-// without them.
+// Off, the hooks cost no allocation: a run allocates what it does without
+// them. (A GC that empties the engine's pools may add one; a hook that
+// allocated would add one per delivery or step, seven per run.)
 func TestTracingOffAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled objects at random")
+	}
 	none := benchRunner(t, nil)
 	off := benchRunner(t, semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
 		semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions())
 	none()
 	off()
 	a, b := testing.AllocsPerRun(50, none), testing.AllocsPerRun(50, off)
-	if b > a {
+	if b > a+1 {
 		t.Fatalf("a run allocates %.1f times with tracing off, %.1f without tracing", b, a)
 	}
 }
