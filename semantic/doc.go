@@ -30,7 +30,9 @@
 // the W3C trace headers, so a run continues its trace on any replica, and
 // a delegated run (agent in the loop) continues its caller's: one trace
 // shows the conversation across agents. The run span's id rides along in
-// the trace state (key "saap"), so later hops of the run hang under it.
+// the trace state (key "saap"), so later hops of the run hang under it;
+// an event from outside the run (a human's answer through a gateway)
+// continues whatever trace its publisher sent.
 // The run span stays open in the process that started the run until the
 // run ends there, within bounds (WithRunSpans); past them it ends early,
 // marked saap.run.open.
