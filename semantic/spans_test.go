@@ -396,3 +396,45 @@ func (m metricsOf) count(name string) uint64 {
 	}
 	return n
 }
+
+// Run spans of paused runs are held within bounds: past them the oldest
+// ends early, marked open, and Close ends the rest.
+func TestRunSpansBounded(t *testing.T) {
+	rec := newRecorder(t)
+	tr := rec.tracing(semantic.WithRunSpans(1, time.Hour))
+	ask := step.New(func(ctx step.Context, q *event.UserMessageEvent) (*event.HumanInTheLoopInputRequestEvent, error) {
+		return &event.HumanInTheLoopInputRequestEvent{HumanInTheLoopRequestEvent: event.HumanInTheLoopRequestEvent{
+			Question: "sure?", HITLType: event.HITLInput}}, nil
+	}, step.Name("ask"))
+	done := step.New(func(ctx step.Context, a *event.HumanInTheLoopInputResponseEvent) (*event.StopEvent, error) {
+		return &event.StopEvent{}, nil
+	}, step.Name("done"))
+	w, err := step.NewWorkflow("PausingAgent", ask, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, w, agenttest.WithEngineOptions(tr.EngineOptions()...))
+	first := h.Start(user())
+	runSpans := func() []sdktrace.ReadOnlySpan {
+		var out []sdktrace.ReadOnlySpan
+		for _, s := range rec.spans.Ended() {
+			if s.Name() == "run PausingAgent" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if n := len(runSpans()); n != 0 {
+		t.Fatalf("%d run spans ended while the run waits", n)
+	}
+	second := h.Start(user())
+	ended := runSpans()
+	if len(ended) != 1 || attrs(ended[0])["saap.run.id"].AsString() != first.RunID() || !attrs(ended[0])["saap.run.open"].AsBool() {
+		t.Fatalf("after a second paused run: run spans %v, want the first one's, marked open", ended)
+	}
+	tr.Close()
+	ended = runSpans()
+	if len(ended) != 2 || attrs(ended[1])["saap.run.id"].AsString() != second.RunID() || !attrs(ended[1])["saap.run.open"].AsBool() {
+		t.Fatalf("after Close: run spans %v", ended)
+	}
+}
