@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/internal/natsserver"
+	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -104,6 +106,16 @@ func (c *countedStore) Claim(ctx context.Context, run dispatch.RunKey, req dispa
 func (c *countedStore) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
 	defer c.done(time.Now())
 	return c.Store.Complete(ctx, run, step, key, o)
+}
+func (c *countedStore) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	defer c.done(time.Now())
+	return c.Store.Record(ctx, run, step, key, o)
+}
+
+// WatchMarker forwards the wrapped store's watch, uncounted: it is set up
+// once, not a call per event.
+func (c *countedStore) WatchMarker(ctx context.Context, class, name string, fn func(string)) (dispatch.MarkerWatch, error) {
+	return c.Store.(dispatch.MarkerWatcher).WatchMarker(ctx, class, name, fn)
 }
 func (c *countedStore) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
 	defer c.done(time.Now())
@@ -536,4 +548,76 @@ func serverProcess(b *testing.B) string {
 	}
 	b.Fatalf("no URL from the server process: %s", child.Output())
 	return ""
+}
+
+// fanIn is Fan → 20 Asked → Work each → 20 Answered → Join([20]Answered)
+// → Stop: a fan-out of 20 and its fixed fan-in, 42 control events a run.
+type fanIn struct{ class string }
+
+const fanWidth = 20
+
+func (f *fanIn) Class() string { return f.class }
+
+func (f *fanIn) Steps() []*step.Step {
+	return []*step.Step{step.New(f.Fan), step.New(f.Work), step.New(f.Join)}
+}
+
+func (f *fanIn) Fan(ctx step.Context, m *event.UserMessageEvent) ([]*Asked, error) {
+	out := make([]*Asked, fanWidth)
+	for i := range out {
+		out[i] = &Asked{Text: strconv.Itoa(i)}
+	}
+	return out, nil
+}
+
+func (f *fanIn) Work(ctx step.Context, a *Asked) (*Answered, error) {
+	return &Answered{Text: a.Text}, nil
+}
+
+func (f *fanIn) Join(ctx step.Context, as [fanWidth]*Answered) (*event.StopEvent, error) {
+	return &event.StopEvent{}, nil
+}
+
+// BenchmarkRuntimeFanIn compares, per control event, runs of a fan-out of
+// 20 and its fixed fan-in (42 events a run) with linear 3-step runs (4
+// events a run), one run at a time through agent.Run on the default
+// JetStream KV store; a fan-in that costs O(n) per run keeps ns/event
+// near the linear runs'.
+//
+//	go test -run '^$' -bench RuntimeFanIn -benchtime 200x .
+func BenchmarkRuntimeFanIn(b *testing.B) {
+	b.Run("linear", func(b *testing.B) { benchEvents(b, &linear{class: uniqueClass("BenchLin")}, 4) })
+	b.Run("fanin=20", func(b *testing.B) { benchEvents(b, &fanIn{class: uniqueClass("BenchFan")}, 2*fanWidth+2) })
+}
+
+type classAgent interface {
+	agent.Agent
+	Class() string
+}
+
+func benchEvents(b *testing.B, a classAgent, events int) {
+	s := benchServer(b)
+	c := client(b, s.URL())
+	kv, err := kvstore.New(context.Background(), c.JetStream(), kvstore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs := &countedStore{Store: kv}
+	done := stops(b, c, a.Class())
+	startRunner(b, a, agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent(), agent.WithStore(cs))
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		run := newRun(a.Class(), "b")
+		if err := publishErr(ctx, c, run, userMessage("hi"), nil); err != nil {
+			b.Fatal(err)
+		}
+		for id := range done {
+			if id == run.Run {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+	b.ReportMetric(float64(cs.calls.Load())/float64(b.N)/float64(events), "store-calls/event")
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -49,6 +50,7 @@ func (r *Runner) connect(ctx context.Context, res *resources, info *Info) (bus.B
 	}
 	cfg.Name = "saap-agent " + r.class
 	cfg.Logger = r.log
+	cfg.Replicas = r.o.replicas
 	b, err := natsbus.Connect(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -80,9 +82,21 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 		return s, nil
 	}
 	if js, ok := b.(interface{ JetStream() jetstream.JetStream }); ok {
-		s, err := kvstore.New(ctx, js.JetStream(), kvstore.Config{})
+		cfg := kvstore.Config{Replicas: r.o.replicas}
+		s, err := kvstore.New(ctx, js.JetStream(), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("agent: state store: %w", err)
+		}
+		changed, err := leaderReads(ctx, js.JetStream(), r.log,
+			"KV_"+kvstore.DefaultBucket, "KV_"+kvstore.DefaultBucket+kvstore.ThreadBucketSuffix)
+		if err != nil {
+			return nil, fmt.Errorf("agent: state store: %w", err)
+		}
+		if changed {
+			// A bucket handle keeps the read path it was opened with.
+			if s, err = kvstore.New(ctx, js.JetStream(), cfg); err != nil {
+				return nil, fmt.Errorf("agent: state store: %w", err)
+			}
 		}
 		info.Store = "jetstream-kv"
 		return s, nil
@@ -90,4 +104,36 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 	r.log.Warn("the bus is not NATS: run state is kept in memory and lost on exit (use WithStore)")
 	info.Store = "memory"
 	return dispatch.NewMemoryStore(), nil
+}
+
+// leaderReads makes the state buckets that keep more than one copy answer
+// reads from their leader only, and reports whether it changed one. By
+// default every copy of a bucket answers reads ("direct get"), and a copy
+// that lags the leader answers with a value older than the last
+// acknowledged write: a replica could then miss the configuration that
+// another replica stored when it handled the run's start a moment earlier,
+// and end the run (seen in the fault suite's cluster test). Reads from the
+// leader cost a request to one server instead of any, and need the
+// $JS.API.STREAM.MSG.GET permission on the bucket's stream (see
+// docs/scaling.md).
+func leaderReads(ctx context.Context, js jetstream.JetStream, log *slog.Logger, streams ...string) (bool, error) {
+	changed := false
+	for _, name := range streams {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return changed, fmt.Errorf("stream %s: %w", name, err)
+		}
+		c := s.CachedInfo().Config
+		if c.Replicas <= 1 || !c.AllowDirect {
+			continue
+		}
+		c.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, c); err != nil {
+			return changed, fmt.Errorf("stream %s keeps %d copies and lets each answer reads, which may then be stale; "+
+				"turning that off (allow_direct false) failed: %w", name, c.Replicas, err)
+		}
+		log.Info("state bucket now read from its leader only: its copies may lag", "stream", name, "replicas", c.Replicas)
+		changed = true
+	}
+	return changed, nil
 }

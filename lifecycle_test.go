@@ -75,6 +75,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"WithAckWait":         agent.WithAckWait(time.Millisecond),
 		"WithMaxDeliver":      agent.WithMaxDeliver(0),
 		"OutageBudget":        agent.OutageBudget(-time.Second),
+		"WithReplicas":        agent.WithReplicas(0),
 	}
 	for name, opt := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -58,6 +58,7 @@ type options struct {
 	outageBudget    time.Duration
 	ready           func(Info)
 	cacheSize       int
+	replicas        int
 }
 
 func defaultOptions() options {
@@ -287,6 +288,26 @@ func WithCacheSize(runs int) Option {
 			return fmt.Errorf("agent: WithCacheSize: %d is not positive", runs)
 		}
 		o.cacheSize = runs
+		return nil
+	}
+}
+
+// WithReplicas sets how many copies of its streams and key-value buckets the
+// runner asks the NATS servers to keep when it creates them (default 1): on
+// a NATS cluster, 3 keeps every run going when one server dies, since
+// JetStream needs a majority of the copies. It applies to the class's
+// stream, the dead-letter stream and the JetStream KV state buckets; the
+// consumers take their stream's count. Streams and buckets that exist
+// already keep their setting. n is 1 to 5; a count above the cluster's
+// size makes the start fail with the server's error. With WithBus the
+// bus's own configuration decides for the streams (natsbus.Config.Replicas).
+// docs/scaling.md explains running on a cluster.
+func WithReplicas(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > 5 {
+			return fmt.Errorf("agent: WithReplicas: %d is not between 1 and 5 (JetStream keeps at most 5 copies)", n)
+		}
+		o.replicas = n
 		return nil
 	}
 }

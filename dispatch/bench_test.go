@@ -150,6 +150,7 @@ type discardBus struct {
 }
 
 func (d *discardBus) Publish(context.Context, *bus.Msg) error { return nil }
+func (d *discardBus) MaxPayload() int                         { return 0 }
 func (d *discardBus) PublishStream(context.Context, *bus.Msg, string) (bus.PubAck, error) {
 	d.seq++
 	return bus.PubAck{Stream: "s", Seq: d.seq}, nil

@@ -75,8 +75,15 @@
 // fallback never trigger. docs/compatibility.md in the repository says
 // where and why this differs from the Python platform.
 //
-// A ready step is claimed atomically under a key derived from the ids it
-// binds: a claim that exists and is completed is skipped; one that
+// Each execution has a claim under a key derived from the ids it binds. On
+// the first delivery of its trigger a step without an execution cap runs
+// first, and then one Store.Record writes its claim completed, with its
+// encoded outputs kept in it, before they are published: one store write
+// per step. A crash before the record leaves nothing, and the redelivery
+// runs the step again; a record another execution wrote first wins, and
+// its outputs are published instead. A step with a cap, and any step on a
+// redelivery, is claimed atomically before it runs: a claim that exists and
+// is completed is skipped (its kept outputs published if any); one that
 // exists but was never completed (a crash mid-step) runs again as the same
 // execution. Output ids are derived from (class, run, step, sorted input ids,
 // output index) with a hash keyed by the run's secret, so a re-run on
@@ -96,7 +103,10 @@
 // nothing, and a paused run holds no goroutine and no memory.
 //
 // A Store holds idempotency claims, execution counters, markers and the run
-// and thread contexts, all namespaced by agent class. MemoryStore
+// and thread contexts, all namespaced by agent class. A store that can
+// watch markers (MarkerWatcher: the in-memory and KV stores) spares the
+// terminal-marker read per event: the engine reads a run's marker once and
+// is told by the watch when it is set. MemoryStore
 // serves tests and single-process use; shared stores (NATS KV, Redis) must
 // pass the conformance suite in package storetest. A store that can write
 // several keys of a scope at once implements BatchSetter; the engine then

@@ -65,6 +65,8 @@ type Engine struct {
 	beats      beats
 	rnd        io.Reader // source of run secrets; nil: crypto/rand
 	timers     timeouts  // the questions' deadlines
+	term       termWatch // the terminal markers, when the store can watch them
+	local      bool      // the store is in process (MemoryStore): no round trips to overlap
 }
 
 // Option configures an Engine.
@@ -144,6 +146,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		budget:    DefaultOutageBudget,
 	}
 	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
+	_, e.local = s.(*MemoryStore)
 	for _, o := range opts {
 		o(e)
 	}
@@ -311,16 +314,17 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 		}
 		defer done()
 	}
-	var ended *endedError
-	if err = e.process(ctx, t, ev, d.Seq(), d); errors.Is(err, ErrRefused) {
-		// Not the run's event: nothing is published into the run it names.
-		e.deadLetter(ctx, d, err.Error())
-		return
-	} else if errors.As(err, &ended) {
-		e.deadLetter(ctx, d, ended.reason)
-		return
-	} else if err != nil {
-		e.failed(ctx, t, ev, d, err)
+	if err = e.process(ctx, t, ev, d.Seq(), d); err != nil {
+		var ended *endedError // declared here: it escapes, and the path without an error needs none
+		switch {
+		case errors.Is(err, ErrRefused):
+			// Not the run's event: nothing is published into the run it names.
+			e.deadLetter(ctx, d, err.Error())
+		case errors.As(err, &ended):
+			e.deadLetter(ctx, d, ended.reason)
+		default:
+			e.failed(ctx, t, ev, d, err)
+		}
 		return
 	}
 	if err := d.Ack(ctx); err != nil {
@@ -455,6 +459,7 @@ func (b *beats) fire() {
 func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
+	e.term.stop()
 }
 
 // stop ends the timer (for Close).

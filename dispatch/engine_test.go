@@ -68,6 +68,26 @@ func (s *flakyStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatc
 	return s.MemoryStore.Claim(ctx, run, req)
 }
 
+// Record is a claim and a completion: it fails while failClaim, then
+// failComplete, lasts.
+func (s *flakyStore) Record(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	s.mu.Lock()
+	fail := true
+	switch {
+	case s.failClaim > 0:
+		s.failClaim--
+	case s.failComplete > 0:
+		s.failComplete--
+	default:
+		fail = false
+	}
+	s.mu.Unlock()
+	if fail {
+		return dispatch.ClaimResult{}, errFlaky
+	}
+	return s.MemoryStore.Record(ctx, run, stepName, key, o)
+}
+
 func (s *flakyStore) Complete(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) error {
 	s.mu.Lock()
 	fail := s.failComplete > 0
@@ -136,19 +156,22 @@ func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
 }
 
 // A transient store failure Naks the delivery with a backoff; the redelivery
-// completes the work.
+// completes the work. On the first delivery the step runs before its one
+// store write (the record): when that fails nothing is published, and the
+// redelivery, which claims first, runs it again.
 func TestTransientStoreFailureNaks(t *testing.T) {
 	calls := 0
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { calls++; return &Out{}, nil }, step.Name("s"))
 	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failClaim: 1}
 	h := agenttest.New(t, partial(t, "Nak", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
-	agenttest.Equal(t, calls, 0)
+	agenttest.Equal(t, calls, 1)
+	agenttest.Equal(t, res.Count("Out"), 0)
 	if h.Bus().Pending() != 0 {
 		t.Fatalf("%d deliveries pending before the Nak delay passed", h.Bus().Pending())
 	}
 	h.Advance(time.Second) // the first Nak delay
-	agenttest.Equal(t, calls, 1)
+	agenttest.Equal(t, calls, 2)
 	agenttest.Equal(t, res.Count("Out"), 1)
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/saap-go/agent/topic"
 )
 
-// downStore fails every Claim with err (a store that is down, or one
-// whose data cannot be used).
+// downStore fails every Claim and Record with err (a store that is down,
+// or one whose data cannot be used); claims counts both.
 type downStore struct {
 	*dispatch.MemoryStore
 	err    error
@@ -26,6 +26,11 @@ type downStore struct {
 }
 
 func (s *downStore) Claim(context.Context, dispatch.RunKey, dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+	s.claims++
+	return dispatch.ClaimResult{}, s.err
+}
+
+func (s *downStore) Record(context.Context, dispatch.RunKey, string, string, dispatch.Outcome) (dispatch.ClaimResult, error) {
 	s.claims++
 	return dispatch.ClaimResult{}, s.err
 }
@@ -251,14 +256,18 @@ func TestOutageOnNATS(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("neither an output nor an ExceptionEvent")
 			}
+			// The first delivery runs the step before its one store write
+			// (the record), which fails: nothing is published. Redeliveries
+			// claim first, so the step runs again only once a claim
+			// succeeds.
 			if tc.fails < 100 {
-				if got != "Out" || calls.Load() != 1 {
-					t.Fatalf("got %s after %d calls, want Out once", got, calls.Load())
+				if got != "Out" || calls.Load() != 2 {
+					t.Fatalf("got %s after %d calls, want Out after 2 (the first unrecorded)", got, calls.Load())
 				}
 				return
 			}
-			if got != "ExceptionEvent" || calls.Load() != 0 {
-				t.Fatalf("got %s after %d calls, want an ExceptionEvent", got, calls.Load())
+			if got != "ExceptionEvent" || calls.Load() != 1 {
+				t.Fatalf("got %s after %d calls, want an ExceptionEvent after the one unrecorded call", got, calls.Load())
 			}
 			select {
 			case m := <-letters:
@@ -284,6 +293,14 @@ func (s *failingClaims) Claim(ctx context.Context, run dispatch.RunKey, req disp
 		return dispatch.ClaimResult{}, errFlaky
 	}
 	return s.MemoryStore.Claim(ctx, run, req)
+}
+
+// Record is a claim too: it fails while left lasts.
+func (s *failingClaims) Record(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	if s.left.Add(-1) >= 0 {
+		return dispatch.ClaimResult{}, errFlaky
+	}
+	return s.MemoryStore.Record(ctx, run, stepName, key, o)
 }
 
 // An undecodable payload of a run's control event ends the run (it cannot

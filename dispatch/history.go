@@ -92,7 +92,10 @@ type runEntry struct {
 	// terminalStored is set once this process stored MarkerTerminal for the
 	// run; markers are write-once, so teardown need not write it again.
 	terminalStored atomic.Bool
-	pubMu          sync.Mutex // orders publishing against terminal events
+	// termEpoch is the epoch of the terminal-marker watch under which this
+	// process read the run's marker and found it unset (see termWatch).
+	termEpoch atomic.Uint64
+	pubMu     sync.Mutex // orders publishing against terminal events
 
 	actMu  sync.Mutex
 	actID  uint64

@@ -70,3 +70,12 @@ func (e *Engine) stepStart(p *plan, x Execution) func(StepResult) {
 	p.sc.Context, done = e.hooks.Step(p.sc.Context, StepCall{Context: p.sc, Step: x.Step, Inputs: x.Inputs, Rerun: x.Rerun})
 	return done
 }
+
+// stepEnd tells the Step hook how the execution of p ended.
+func stepEnd(done func(StepResult), p *plan, outs []event.Event, err error) {
+	r := StepResult{Outputs: outs, Err: err}
+	if err != nil {
+		r.Reference = p.b.id("exception", 0) // as execute names it
+	}
+	done(r)
+}

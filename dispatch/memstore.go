@@ -17,6 +17,63 @@ type MemoryStore struct {
 	runs    map[RunKey]*memRun
 	markers map[RunKey]map[string]string
 	threads map[Scope]map[string][]byte
+	watches map[watchKey][]*memWatch
+}
+
+type watchKey struct{ class, name string }
+
+// memWatch is a MarkerWatch of a MemoryStore: SetMarker calls fn.
+type memWatch struct {
+	m       *MemoryStore
+	k       watchKey
+	mu      sync.Mutex // held while fn runs: one call at a time, none after Stop
+	fn      func(run string)
+	stopped bool
+}
+
+func (w *memWatch) Live() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.stopped
+}
+
+func (w *memWatch) Stop() {
+	w.m.mu.Lock()
+	ws := w.m.watches[w.k]
+	for i, x := range ws {
+		if x == w {
+			w.m.watches[w.k] = append(ws[:i:i], ws[i+1:]...)
+			break
+		}
+	}
+	w.m.mu.Unlock()
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
+func (w *memWatch) call(run string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.fn(run)
+	}
+}
+
+// WatchMarker implements MarkerWatcher: fn is called by SetMarker, after
+// the marker is set and before SetMarker returns.
+func (m *MemoryStore) WatchMarker(ctx context.Context, class, name string, fn func(run string)) (MarkerWatch, error) {
+	if class == "" || name == "" || fn == nil {
+		return nil, fmt.Errorf("dispatch: WatchMarker needs a class, a name and a function (class %q, name %q)", class, name)
+	}
+	w := &memWatch{m: m, k: watchKey{class, name}, fn: fn}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.watches == nil {
+		m.watches = map[watchKey][]*memWatch{}
+	}
+	m.watches[w.k] = append(m.watches[w.k], w)
+	return w, nil
 }
 
 type memRun struct {
@@ -41,7 +98,10 @@ func NewMemoryStore() *MemoryStore {
 	}
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store         = (*MemoryStore)(nil)
+	_ MarkerWatcher = (*MemoryStore)(nil)
+)
 
 func (m *MemoryStore) run(k RunKey, create bool) *memRun {
 	r := m.runs[k]
@@ -100,6 +160,34 @@ func (m *MemoryStore) Complete(ctx context.Context, run RunKey, step, key string
 	return nil
 }
 
+// Record implements Store. Unlike Complete, it keeps o's output buffers
+// without copying them: the caller must not change them afterwards.
+func (m *MemoryStore) Record(ctx context.Context, run RunKey, step, key string, o Outcome) (ClaimResult, error) {
+	if err := checkRun(run); err != nil {
+		return ClaimResult{}, err
+	}
+	if step == "" || key == "" {
+		return ClaimResult{}, fmt.Errorf("dispatch: record needs a step and a key (step %q, key %q)", step, key)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.run(run, true)
+	id := claimID{step, key}
+	if c, ok := r.claims[id]; ok && c.done {
+		return ClaimResult{Status: Done, Outcome: c.o.clone()}, nil
+	} else if !ok {
+		if r.claims == nil {
+			r.claims = map[claimID]memClaim{}
+			r.counters = map[string]int64{}
+		}
+		r.counters[step]++
+	}
+	// The engine hands its encoded outputs over and never changes them:
+	// keeping them without a copy saves one per output.
+	r.claims[id] = memClaim{o: o, done: true}
+	return ClaimResult{Status: Claimed}, nil
+}
+
 // clone copies the kept outputs, so that neither side's buffers are shared.
 func (o Outcome) clone() Outcome {
 	if o.Outputs != nil {
@@ -131,16 +219,21 @@ func (m *MemoryStore) SetMarker(ctx context.Context, run RunKey, name, value str
 		return "", false, fmt.Errorf("dispatch: marker of run %s/%s needs a name", run.Class, run.Run)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	mk := m.markers[run]
 	if mk == nil {
 		mk = map[string]string{}
 		m.markers[run] = mk
 	}
 	if v, ok := mk[name]; ok {
+		m.mu.Unlock()
 		return v, false, nil
 	}
 	mk[name] = value
+	ws := m.watches[watchKey{run.Class, name}]
+	m.mu.Unlock()
+	for _, w := range ws {
+		w.call(run.Run)
+	}
 	return value, true, nil
 }
 

@@ -72,9 +72,15 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// or received. One marker read per trigger serves a StartEvent's
 	// duplicate check too: teardown sets MarkerTerminal before MarkerEnd, so
 	// an ended run always has it.
+	// With a live watch of the terminal markers, the marker is read once
+	// per run and watch: later events rely on the watch.
 	start, answer := event.IsStart(ev), isAnswer(ev)
 	id := r.ident.Load()
 	term := start || answer || len(cands) > 0
+	var ep uint64
+	if term {
+		ep = e.terminalEpoch(ctx)
+	}
 	var prev startSeq
 	var ended bool
 	var err error
@@ -84,8 +90,11 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			return err
 		}
 		id, prev, ended = rs.id, rs.prev, rs.ended
-	} else if term {
+	} else if term && (ep == 0 || r.termEpoch.Load() != ep) {
 		_, ended, err = e.store.Marker(ctx, run, MarkerTerminal)
+	}
+	if term && ep != 0 && err == nil && !ended {
+		r.termEpoch.Store(ep)
 	}
 	if id != nil {
 		r.ident.CompareAndSwap(nil, id)
@@ -152,6 +161,13 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if len(ready) == 0 {
 		return nil
 	}
+	// A first delivery records each execution once it is done (one store
+	// write); a redelivery claims first, so that a step that completed is
+	// not run again.
+	fresh := d == nil || d.NumDelivered() <= 1
+	for _, p := range ready {
+		p.fresh = fresh
+	}
 	if e.sequential || len(ready) == 1 {
 		for _, p := range ready {
 			if err := e.execute(ctx, r, t, ev, p); err != nil {
@@ -182,6 +198,9 @@ type runRead struct {
 // sequence and, if term, the terminal marker. A cached run's other events
 // need none of it, so they do not pay for the goroutines.
 func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	if e.local {
+		return e.readRunLocal(ctx, run, t, start, id, term)
+	}
 	rs := runRead{id: id}
 	var idErr, termErr error
 	var wg sync.WaitGroup
@@ -204,6 +223,31 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 	}
 	if termErr != nil {
 		return rs, fmt.Errorf("dispatch: read terminal marker: %w", termErr)
+	}
+	return rs, nil
+}
+
+// readRunLocal is readRun for an in-process store: one read after the
+// other, as there is no round trip to overlap.
+func (e *Engine) readRunLocal(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	rs := runRead{id: id}
+	var err error
+	switch {
+	case start:
+		rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
+		if id == nil {
+			rs.id, err = claimIdentity(ctx, e.store, run, t, e.rnd)
+		}
+	default:
+		rs.id, err = e.loadIdentity(ctx, run)
+	}
+	if err != nil {
+		return rs, err
+	}
+	if term {
+		if _, rs.ended, err = e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+			return rs, fmt.Errorf("dispatch: read terminal marker: %w", err)
+		}
 	}
 	return rs, nil
 }
@@ -353,6 +397,7 @@ type plan struct {
 	b       binding
 	sc      *stepContext
 	scv     stepContext
+	fresh   bool // a first delivery: see execute
 
 	argBuf [4][]event.Event
 	oneBuf [4]event.Event
@@ -480,6 +525,9 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	}
 	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", failAttrs(run, s.Name(), ref, err)...)
 	exc := &event.ExceptionEvent{Message: publicMessage(err, ref)}
+	if code, ok := step.HTTPStatus(err); ok {
+		exc.HTTPStatusCode = code
+	}
 	exc.EventID = ref
 	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
 		return false, perr
@@ -487,34 +535,49 @@ func (e *Engine) ready(ctx context.Context, run RunKey, p *plan) (bool, error) {
 	return false, nil
 }
 
-// execute claims and runs one ready step, publishes its outputs in order and
-// records the outcome. The outputs are kept with the claim before they are
-// published, so a publish that fails never makes the step run again: the
-// redelivery publishes the kept outputs.
+// execute runs one ready step, publishes its outputs in order and records
+// the outcome, in one of two ways.
+//
+// Recorded (a step without a limit, on the first delivery of its trigger):
+// the step runs, then one Store.Record writes its claim completed, the
+// encoded outputs kept in it, and the outputs are published. A crash before
+// the record leaves nothing: the redelivery runs the step again, with the
+// same output ids. A record that another execution wrote first wins: its
+// outputs are published instead of this one's.
+//
+// Claimed (a limited step, or a redelivery): the execution is claimed
+// first, which takes the counter's slot and tells a redelivery whether the
+// step completed; the outcome is completed with the outputs kept before
+// they are published and again without them after.
+//
+// Either way a publish that fails never makes a recorded step run again:
+// the redelivery publishes the kept outputs.
 func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
 	s := p.step
 	run := r.key
 	if r.terminated.Load() {
 		return nil
 	}
-	res, err := e.store.Claim(ctx, run, ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(s.MaxExecutions())})
-	if err != nil {
-		return fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
-	}
-	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs, Rerun: res.Status == Pending}
-	switch res.Status {
-	case Limited:
-		return nil
-	case Done:
-		if len(res.Outcome.Outputs) == 0 {
-			return nil
+	fast := p.fresh && s.MaxExecutions() == 0
+	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs}
+	if !fast {
+		res, err := e.store.Claim(ctx, run, ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(s.MaxExecutions())})
+		if err != nil {
+			return fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
 		}
-		return e.republish(ctx, r, t, p, x, res.Outcome)
+		x.Rerun = res.Status == Pending
+		switch res.Status {
+		case Limited:
+			return nil
+		case Done:
+			if len(res.Outcome.Outputs) == 0 {
+				return nil
+			}
+			return e.republish(ctx, r, t, p, x, res.Outcome)
+		}
 	}
-	// The reference of a failure is the id of the ExceptionEvent it causes.
-	ref := p.b.id("exception", 0)
 	stepDone := e.stepStart(p, x)
-	outs, callErr := e.call(p, ref)
+	outs, callErr := e.call(p)
 	if callErr == nil {
 		for _, o := range outs {
 			if !s.Declares(event.Name(o)) {
@@ -532,7 +595,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	var evs []event.Event
 	var kept []json.RawMessage
 	if stepDone != nil {
-		defer func() { stepDone(StepResult{Outputs: evs, Err: callErr, Reference: ref}) }()
+		defer func() { stepEnd(stepDone, p, evs, callErr) }()
 	}
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
@@ -559,6 +622,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	var outcome Outcome
 	if callErr != nil {
+		// The reference of a failure is the id of the ExceptionEvent it
+		// causes.
+		ref := p.b.id("exception", 0)
 		evs, kept = nil, nil
 		x.Err = callErr
 		e.observer.Executed(x)
@@ -566,6 +632,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		if s.StopOnError() || unpublishable {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
 			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
+			if code, ok := step.HTTPStatus(callErr); ok {
+				exc.HTTPStatusCode = code
+			}
 			exc.EventID = ref
 			exc.CreatedAt = e.now().UnixNano()
 			data, err := event.Marshal(exc)
@@ -577,7 +646,28 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", failAttrs(run, s.Name(), ref, callErr)...)
 		}
 	}
-	if len(kept) > 0 {
+	if fast {
+		if r.terminated.Load() {
+			return nil // torn down while the step ran: nothing to record or publish
+		}
+		keep := outcome
+		keep.Outputs = kept
+		res, err := e.store.Record(ctx, run, s.Name(), p.b.key, keep)
+		switch {
+		case err != nil:
+			// Nothing is published: the redelivery claims, finds the
+			// record if it landed, and otherwise runs the step again with
+			// the same output ids.
+			return fmt.Errorf("dispatch: record %s: %w", s.Name(), err)
+		case res.Status == Done:
+			// Another execution of the binding recorded first (a duplicate
+			// trigger): its outputs are the ones the run gets.
+			if len(res.Outcome.Outputs) == 0 {
+				return nil
+			}
+			return e.republish(ctx, r, t, p, x, res.Outcome)
+		}
+	} else if len(kept) > 0 {
 		keep := outcome
 		keep.Outputs = kept
 		if err := e.complete(ctx, run, s.Name(), p.b.key, keep); err != nil {
@@ -607,8 +697,12 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if callErr == nil {
 		e.observer.Executed(x)
 	}
-	if err := e.complete(ctx, run, s.Name(), p.b.key, outcome); err != nil {
-		return err
+	// A recorded execution's outputs stay in its record until the run's
+	// state is deleted: dropping them would cost a write per step.
+	if !fast {
+		if err := e.complete(ctx, run, s.Name(), p.b.key, outcome); err != nil {
+			return err
+		}
 	}
 	if unpublishable {
 		return &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
@@ -700,7 +794,7 @@ func clipMessage(s string) string {
 	return s[:cut] + "…"
 }
 
-func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
+func (e *Engine) call(p *plan) ([]event.Event, error) {
 	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
 		return p.step.Call(p.sc, p.args)
 	}
@@ -709,6 +803,7 @@ func (e *Engine) call(p *plan, ref string) ([]event.Event, error) {
 	p.sc.Context = sctx
 	out, err := p.step.Call(p.sc, p.args)
 	if err != nil {
+		ref := p.b.id("exception", 0)
 		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}
 		var pe *step.PanicError
 		if errors.As(err, &pe) {

@@ -49,6 +49,10 @@ func (c *countingStore) Complete(ctx context.Context, run dispatch.RunKey, step,
 	return c.MemoryStore.Complete(ctx, run, step, key, o)
 }
 
+func (c *countingStore) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	c.count("Record")
+	return c.MemoryStore.Record(ctx, run, step, key, o)
+}
 func (c *countingStore) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
 	c.count("Count")
 	return c.MemoryStore.Count(ctx, run, step)
@@ -99,13 +103,15 @@ func (c *countingStore) DeleteRun(ctx context.Context, run dispatch.RunKey) erro
 	return c.MemoryStore.DeleteRun(ctx, run)
 }
 
-// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 16 store
-// calls (it made 25 when each start field was its own Set, the start event
-// read two markers and teardown rewrote the terminal marker this replica
-// had written): the start event's configuration, headers, start sequence
-// and fields go out as one SetMany. The start records the run's identity
-// (one marker write, alongside its reads); later events are checked against
-// the cached identity without a store call.
+// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 11 store
+// calls (25 before the start event's writes became one SetMany and teardown
+// stopped rewriting the terminal marker this replica wrote; 19 before
+// claim and completion became one record and the terminal marker was
+// watched): the start event's configuration, headers, start sequence and
+// fields go out as one SetMany. The start records the run's identity (one
+// marker write, alongside its reads) and reads the terminal marker once;
+// later events are checked against the cached identity and the watched
+// marker without a store call. Each step writes one record.
 func TestStoreCallsPerRun(t *testing.T) {
 	s1 := step.New(func(ctx step.Context, q *Question) (*In, error) { return &In{}, nil }, step.Name("s1"))
 	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
@@ -134,18 +140,20 @@ func TestStoreCallsPerRun(t *testing.T) {
 	if calls["Set"] != 0 || calls["SetMany"] != 1 {
 		t.Errorf("Set %d, SetMany %d; want the start event's writes as one SetMany", calls["Set"], calls["SetMany"])
 	}
-	if calls["Marker"] != 3 {
-		t.Errorf("%d marker reads, want one per trigger (3)", calls["Marker"])
+	if calls["Marker"] != 1 {
+		t.Errorf("%d marker reads, want 1 (the start's; the watch tells of the rest)", calls["Marker"])
 	}
 	if calls["SetMarker"] != 4 {
 		t.Errorf("%d marker writes, want 4 (identity, terminal once, end, cleaned)", calls["SetMarker"])
 	}
-	// Each of the three steps completes its claim twice: once keeping its
-	// outputs before they are published, once dropping them after.
-	if calls["Complete"] != 6 {
-		t.Errorf("%d completes, want 6 (two per step)", calls["Complete"])
+	// Each of the three steps writes one record, its claim and completion
+	// at once with its outputs kept in it, after it ran: no claim before,
+	// no completion after.
+	if calls["Record"] != 3 || calls["Claim"] != 0 || calls["Complete"] != 0 {
+		t.Errorf("%d records, %d claims, %d completes; want 3 records (one per step) and nothing else",
+			calls["Record"], calls["Claim"], calls["Complete"])
 	}
-	if n := store.total(); n > 19 {
-		t.Errorf("%d store calls per run, want at most 19", n)
+	if n := store.total(); n > 11 {
+		t.Errorf("%d store calls per run, want at most 11", n)
 	}
 }

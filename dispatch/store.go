@@ -190,6 +190,21 @@ type Store interface {
 	// overwrites the outcome (the engine does, to drop the kept outputs once
 	// they are published).
 	Complete(ctx context.Context, run RunKey, step, key string, o Outcome) error
+	// Record records a finished execution of a step without a limit in one
+	// write: the claim and its completion are one record. If the claim
+	// (run, step, key) is absent it is created completed with outcome o,
+	// Outputs included, counts as one execution of step, and Record returns
+	// Claimed. If it is pending (created by Claim: an execution that was
+	// interrupted or is running elsewhere), it is completed with o, takes no
+	// new slot, and Record returns Claimed too. If it is completed already,
+	// nothing is written and Record returns Done with the stored outcome:
+	// another execution recorded first, and its outputs are the ones to
+	// publish. Of concurrent calls for one absent claim exactly one returns
+	// Claimed. Count(step) counts the claims Record created as it counts
+	// those of Claim; the result's Count is not set (a store may need
+	// another round trip to know it), and the Count of a later Claim of
+	// the same step may leave out what Record counted.
+	Record(ctx context.Context, run RunKey, step, key string, o Outcome) (ClaimResult, error)
 	// Count returns the execution counter of step in run (0 if absent).
 	Count(ctx context.Context, run RunKey, step string) (int64, error)
 
@@ -250,4 +265,31 @@ func setMany(ctx context.Context, s Store, sc Scope, entries []Entry) error {
 		}
 	}
 	return nil
+}
+
+// MarkerWatcher is implemented by stores that can follow one marker of a
+// class's runs as it is set (the in-memory and NATS KV stores do). The
+// engine uses it for MarkerTerminal: a replica that has read a run's
+// terminal marker once learns from the watch when it is set, instead of
+// reading it again for every event of the run. A store without it costs
+// one marker read per event; a wrapper around a store must forward it to
+// keep the saving.
+type MarkerWatcher interface {
+	// WatchMarker calls fn with the run id whenever marker name of a run of
+	// class is set from the time WatchMarker returns, in the order they are
+	// set, one call at a time, until the watch is stopped. ctx bounds the
+	// set-up only.
+	WatchMarker(ctx context.Context, class, name string, fn func(run string)) (MarkerWatch, error)
+}
+
+// MarkerWatch is a running watch of MarkerWatcher.
+type MarkerWatch interface {
+	// Live reports whether fn has been told of every marker set since the
+	// watch began, but for those in flight. It turns false for good when
+	// that may no longer hold (the watch ended, or its connection was
+	// lost and markers may come late); the engine then reads markers
+	// again and starts a new watch.
+	Live() bool
+	// Stop ends the watch; fn is not called after Stop returns.
+	Stop()
 }

@@ -1,5 +1,6 @@
 // Package faults is the SDK's fault suite: it starts real processes (a
-// nats-server that is killed and restarted, the agent under test, a TCP
+// nats-server that is killed and restarted, a three-node NATS cluster that
+// loses a node, the agent under test and its replicas, a TCP
 // proxy that cuts the state store off, the gateway) and checks that under
 // each fault nothing is lost and nothing is duplicated: every run ends,
 // completed or with an ExceptionEvent and a dead letter; no event id is in

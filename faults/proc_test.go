@@ -217,6 +217,10 @@ type natsOpts struct {
 	maxPayload     int
 	maxControlLine int
 	config         string // configuration file (users and permissions)
+	// name, clusterPort and routes make the server a cluster node.
+	name        string
+	clusterPort int
+	routes      string
 }
 
 // natsd is a nats-server process with a file store that survives kills.
@@ -261,8 +265,15 @@ func (n *natsd) start() {
 	if n.o.config != "" {
 		args = append(args, "-config", n.o.config, "-log")
 	}
+	if n.o.clusterPort != 0 {
+		args = append(args, "-name", n.o.name, "-cluster_port", fmt.Sprint(n.o.clusterPort), "-routes", n.o.routes)
+	}
 	n.starts++
-	n.p = startProc(n.t, fmt.Sprintf("natsd#%d", n.starts), "NATSD_READY", nil, n.bin, args...)
+	label := "natsd"
+	if n.o.name != "" {
+		label = n.o.name
+	}
+	n.p = startProc(n.t, fmt.Sprintf("%s#%d", label, n.starts), "NATSD_READY", nil, n.bin, args...)
 	f := strings.Fields(n.p.waitReady(n.t))
 	if len(f) != 3 {
 		n.t.Fatalf("natsd ready line %q", f)

@@ -62,6 +62,10 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"$JS.API.CONSUMER.CREATE.KV_saap_state_threads.*.$KV.saap_state_threads.t." + class + ".>",
 		"$JS.API.CONSUMER.DELETE.KV_saap_state.*",
 		"$JS.API.CONSUMER.DELETE.KV_saap_state_threads.*",
+		// Watching its runs' terminal markers: an ordered consumer filtered
+		// on them, and its flow-control replies.
+		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.m." + class + ".*.terminal",
+		"$JS.FC.KV_saap_state.>",
 		// Discovery answers and configuration requests.
 		"class_discovery.agent." + class + ".*.response.*",
 		"class_discovery.agent." + class + ".*.announce.*",

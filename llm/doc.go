@@ -10,5 +10,20 @@
 //
 // Providers live in subpackages built on each provider's official SDK
 // and register themselves when imported; Open picks one from a
-// "provider:model" string and FromEnv from the environment.
+// "provider:model" string and FromEnv from the environment. Package
+// llmtest is a scripted provider for tests and examples.
+//
+// In a step, StreamTo streams a call into the run: text deltas become
+// ChunkEvents, reasoning (native, or inlined in <think> tags) becomes
+// ThoughtEvents, the finished call an LLMEvent, its price an LLMCostEvent
+// (WithPrices), and Call.StopEvent the run's LLMStopEvent. A provider's
+// *Error ends the run with an ExceptionEvent of a fitting HTTP status.
+//
+// Loop is the tool loop: tools are Go functions with typed arguments
+// (Func, the schema generated from the type) or raw schemas (Raw); the
+// loop runs the tools the model asks for, in parallel, feeds the results
+// back, and repeats up to a limit. Tools marked with RequireApproval are
+// asked about with a ToolApprovalRequestEvent; the conversation waits in
+// the run state, so the answer is taken up by whichever process receives
+// it.
 package llm

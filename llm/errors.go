@@ -84,3 +84,28 @@ func (e *Error) HTTPStatus() int {
 func (e *Error) Temporary() bool {
 	return e.Kind == ErrRateLimited || e.Kind == ErrOverloaded || e.Kind == ErrUnavailable
 }
+
+// UserMessage is what the end user is told when a run fails on this
+// error: the kind in plain words, and the wait when the provider named
+// one. It never carries the provider's own text, which may hold
+// internals.
+func (e *Error) UserMessage() string {
+	switch e.Kind {
+	case ErrRateLimited:
+		if e.RetryAfter > 0 {
+			return fmt.Sprintf("the language model is rate limited; try again in %s", e.RetryAfter.Round(time.Second))
+		}
+		return "the language model is rate limited; try again later"
+	case ErrOverloaded:
+		return "the language model is overloaded; try again later"
+	case ErrContextTooLong:
+		return "the conversation is too long for the language model"
+	case ErrRefused:
+		return "the language model refused to answer"
+	case ErrAuth:
+		return "the agent could not authenticate with its language model"
+	case ErrBadRequest:
+		return "the language model rejected the request"
+	}
+	return "the language model is unavailable; try again later"
+}

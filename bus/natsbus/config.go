@@ -91,6 +91,11 @@ type Config struct {
 	ReconnectWait time.Duration
 	// Logger receives connection events and consumer errors (nil: slog.Default()).
 	Logger *slog.Logger
+	// Replicas is how many copies of each stream the bus creates (its
+	// agent streams and the dead-letter stream) the servers keep, in a
+	// NATS cluster: 3 survives the loss of one server. 0 means 1. Existing
+	// streams keep their own setting; consumers take their stream's.
+	Replicas int
 }
 
 // ConfigFromEnv reads the connection settings from the environment:

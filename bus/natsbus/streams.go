@@ -14,7 +14,7 @@ import (
 	"github.com/saap-go/agent/bus"
 )
 
-func streamConfig(c bus.StreamConfig) jetstream.StreamConfig {
+func streamConfig(c bus.StreamConfig, replicas int) jetstream.StreamConfig {
 	sc := jetstream.StreamConfig{
 		Name:       c.Name,
 		Subjects:   append([]string(nil), c.Subjects...),
@@ -24,7 +24,7 @@ func streamConfig(c bus.StreamConfig) jetstream.StreamConfig {
 		MaxMsgs:    c.MaxMsgs,
 		MaxAge:     c.MaxAge,
 		Duplicates: c.Duplicates,
-		Replicas:   1,
+		Replicas:   max(replicas, 1),
 	}
 	if c.MaxMsgs == 0 {
 		sc.MaxMsgs = -1
@@ -56,7 +56,7 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return mapStreamErr(cfg.Name, err)
 	}
-	_, err = b.js.CreateStream(ctx, streamConfig(cfg))
+	_, err = b.js.CreateStream(ctx, streamConfig(cfg, b.cfg.Replicas))
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("create stream %q: %w", cfg.Name, mapErr(err))
 	}

@@ -13,7 +13,9 @@
 // Atomicity comes from the KV primitives alone, so any number of replicas
 // can share the buckets:
 //
-//   - a claim is a KV Create: of concurrent claimers exactly one wins;
+//   - a claim is a KV Create: of concurrent claimers exactly one wins; a
+//     Record is the same create, holding the completed outcome, and writes
+//     no counter: the claim keys of a step without a limit are its count;
 //   - counters and Incr are compare-and-set loops on the key's revision;
 //   - a limited step reserves its slot in the counter (which lists the claim
 //     keys holding slots) before it creates the claim, so the counter never
@@ -28,7 +30,9 @@
 // counter, and Complete updates the claim at its creation revision, with no
 // read first. Every such write is still checked against the revision on the
 // server; a stale hint falls back to read-then-CAS. SetMany
-// (dispatch.BatchSetter) sends its puts concurrently.
+// (dispatch.BatchSetter) sends its puts concurrently. WatchMarker
+// (dispatch.MarkerWatcher) follows a marker of a class's runs with a KV
+// watch that delivers only new values.
 //
 // The store works with nats-server 2.9 and later.
 //

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/dispatch"
@@ -81,6 +82,9 @@ type Store struct {
 	// stateStream is the stream behind the state bucket; DeleteRun purges a
 	// subject of it.
 	stateStream jetstream.Stream
+	// nc is the connection of the JetStream context: a marker watch is
+	// live while it has not reconnected.
+	nc *nats.Conn
 
 	// revs remembers the revision this process last wrote to a claim or
 	// counter key, so the next compare-and-set can skip reading it first.
@@ -158,7 +162,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: stream of bucket %s: %w", cfg.Bucket, err)
 	}
-	return &Store{state: limit(state), threads: limit(threads), stateStream: stream}, nil
+	return &Store{state: limit(state), threads: limit(threads), stateStream: stream, nc: js.Conn()}, nil
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
@@ -435,7 +439,60 @@ func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key str
 	return errContention
 }
 
-// Count implements dispatch.Store.
+// Record implements dispatch.Store: one create of the claim key, holding
+// the outcome. It writes no counter: the claim keys of a step without a
+// limit are its count (see Count).
+func (s *Store) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	if err := checkRun(run); err != nil {
+		return dispatch.ClaimResult{}, err
+	}
+	if step == "" || key == "" {
+		return dispatch.ClaimResult{}, fmt.Errorf("kvstore: record needs a step and a key (step %q, key %q)", step, key)
+	}
+	ck := claimKey(run.Class, run.Run, step, key)
+	data, err := json.Marshal(claimValue{Done: true, Outcome: o})
+	if err != nil {
+		return dispatch.ClaimResult{}, err
+	}
+	for range maxCAS {
+		_, err := s.state.Create(ctx, ck, data)
+		if err == nil {
+			return dispatch.ClaimResult{Status: dispatch.Claimed}, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return dispatch.ClaimResult{}, fmt.Errorf("kvstore: recording claim: %w", err)
+		}
+		e, err := s.state.Get(ctx, ck)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // deleted in between: try again
+		}
+		if err != nil {
+			return dispatch.ClaimResult{}, fmt.Errorf("kvstore: reading claim: %w", err)
+		}
+		var v claimValue
+		if err := json.Unmarshal(e.Value(), &v); err != nil {
+			return dispatch.ClaimResult{}, fmt.Errorf("kvstore: claim %s holds malformed data: %w", ck, err)
+		}
+		if v.Done {
+			return dispatch.ClaimResult{Status: dispatch.Done, Outcome: v.Outcome}, nil
+		}
+		// Pending: an execution Claim counted; complete it at the read
+		// revision, so that a concurrent DeleteRun is not undone.
+		if _, err := s.state.Update(ctx, ck, data, e.Revision()); err == nil {
+			return dispatch.ClaimResult{Status: dispatch.Claimed}, nil
+		} else if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return dispatch.ClaimResult{}, fmt.Errorf("kvstore: recording claim: %w", err)
+		}
+	}
+	return dispatch.ClaimResult{}, errContention
+}
+
+// Count implements dispatch.Store. A limited step's counter is the
+// count. Otherwise the step's claim keys are: Record creates a claim and
+// no counter, and Claim creates the claim before it bumps the counter, so
+// for a step without a limit there are never fewer keys than executions
+// counted. That costs a listing of the step's claim keys; the engine asks
+// only for the counts of limited steps.
 func (s *Store) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
 	if err := checkRun(run); err != nil {
 		return 0, err
@@ -444,7 +501,14 @@ func (s *Store) Count(ctx context.Context, run dispatch.RunKey, step string) (in
 		return 0, errors.New("kvstore: count needs a step")
 	}
 	cnt, _, err := s.counter(ctx, counterKey(run.Class, run.Run, step))
-	return cnt.N, err
+	if err != nil || len(cnt.Keys) > 0 {
+		return cnt.N, err
+	}
+	names, err := listKeys(ctx, s.state, runPrefix(run.Class, run.Run)+"c."+escape(step)+".*")
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: counting claims of %s: %w", step, err)
+	}
+	return max(cnt.N, int64(len(names))), nil
 }
 
 // SetMarker implements dispatch.Store.

@@ -10,7 +10,9 @@
 // contexts do not expire (both configurable).
 //
 // Atomicity: a claim (look up, check the step's limit, create, count) is
-// one Lua script; Complete and SetMarker are scripts too; Incr is HINCRBY.
+// one Lua script; Record, Complete and SetMarker are scripts too; Incr is
+// HINCRBY. The store cannot watch markers, so the engine reads the
+// terminal marker once per event.
 // Because the run's hashes share a hash tag the scripts also work on Redis
 // Cluster. DeleteRun deletes three keys by name: no SCAN, whatever the size
 // of the database.

@@ -188,6 +188,23 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 `)
 
+// recordScript creates a claim completed, or completes a pending one,
+// unless it is completed already; a created claim takes a slot.
+// KEYS: claims, counts. ARGV: field, step, value, ttl seconds.
+// Returns {status, value}: 0 recorded, 1 completed before (value).
+var recordScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and v ~= 'p' then return {1, v} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+if not v then redis.call('HINCRBY', KEYS[2], ARGV[2], 1) end
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+return {0, ''}
+`)
+
 // markerScript sets a marker unless set and returns {created, value}.
 // KEYS: markers. ARGV: name, value, ttl seconds.
 var markerScript = redis.NewScript(`
@@ -260,6 +277,39 @@ func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key str
 		return fmt.Errorf("redisstore: claim %s/%s of run %s/%s: %w", step, key, run.Class, run.Run, dispatch.ErrNotFound)
 	}
 	return nil
+}
+
+// Record implements dispatch.Store: one script, one round trip.
+func (s *Store) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	if err := checkRun(run); err != nil {
+		return dispatch.ClaimResult{}, err
+	}
+	if step == "" || key == "" {
+		return dispatch.ClaimResult{}, fmt.Errorf("redisstore: record needs a step and a key (step %q, key %q)", step, key)
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		return dispatch.ClaimResult{}, err
+	}
+	res, err := recordScript.Run(ctx, s.rdb,
+		[]string{s.runKey(run, "claims"), s.runKey(run, "counts")},
+		claimField(step, key), step, "d"+string(data), s.ttl).Slice()
+	if err != nil {
+		return dispatch.ClaimResult{}, fmt.Errorf("redisstore: record %s/%s: %w", step, key, err)
+	}
+	if len(res) != 2 {
+		return dispatch.ClaimResult{}, fmt.Errorf("redisstore: record script returned %d values", len(res))
+	}
+	status, _ := res[0].(int64)
+	value, _ := res[1].(string)
+	if status == 0 {
+		return dispatch.ClaimResult{Status: dispatch.Claimed}, nil
+	}
+	var prev dispatch.Outcome
+	if !strings.HasPrefix(value, "d") || json.Unmarshal([]byte(value[1:]), &prev) != nil {
+		return dispatch.ClaimResult{}, fmt.Errorf("redisstore: claim %s/%s holds malformed data", step, key)
+	}
+	return dispatch.ClaimResult{Status: dispatch.Done, Outcome: prev}, nil
 }
 
 // Count implements dispatch.Store.

@@ -43,6 +43,9 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 		{"PendingTakesNoSlot", testPendingTakesNoSlot},
 		{"ConcurrentClaimOneWinner", testConcurrentClaimOneWinner},
 		{"ConcurrentClaimsRespectMax", testConcurrentClaimsRespectMax},
+		{"RecordLifecycle", testRecordLifecycle},
+		{"RecordCompletesPending", testRecordCompletesPending},
+		{"ConcurrentRecordOneWinner", testConcurrentRecordOneWinner},
 		{"Markers", testMarkers},
 		{"ConcurrentMarkerOneWinner", testConcurrentMarkerOneWinner},
 		{"Context", testContext},
@@ -263,6 +266,114 @@ func testConcurrentClaimOneWinner(t *testing.T, s dispatch.Store, c string) {
 		errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
 		if claimed.Load() != 1 || other.Load() != workers-1 {
 			t.Fatalf("round %d: %d Claimed and %d Pending, want 1 and %d", round, claimed.Load(), other.Load(), workers-1)
+		}
+		if n := count(t, s, run, "s"); n != 1 {
+			t.Fatalf("round %d: Count = %d, want 1", round, n)
+		}
+	}
+}
+
+func record(t *testing.T, s dispatch.Store, run dispatch.RunKey, step, key string, o dispatch.Outcome) dispatch.ClaimResult {
+	t.Helper()
+	r, err := s.Record(ctx(t), run, step, key, o)
+	if err != nil {
+		t.Fatalf("Record(%s, %s): %v", step, key, err)
+	}
+	return r
+}
+
+// testRecordLifecycle: a claim and its completion written as one record,
+// outputs kept in it, counted as one execution; a second Record changes
+// nothing and returns the first outcome; DeleteRun removes it.
+func testRecordLifecycle(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	big := `{"_event_name":"Out","text":"` + strings.Repeat("ü", 20000) + `"}`
+	first := dispatch.Outcome{Outputs: []json.RawMessage{json.RawMessage(`{"_event_name":"Out","event_id":"a"}`), json.RawMessage(big)}}
+	if r := record(t, s, run, "s", "k1", first); r.Status != dispatch.Claimed {
+		t.Fatalf("Record(new) = %v, want claimed", r.Status)
+	}
+	if n := count(t, s, run, "s"); n != 1 {
+		t.Fatalf("Count after one Record = %d, want 1", n)
+	}
+	got := claim(t, s, run, "s", "k1", 0)
+	if got.Status != dispatch.Done || !got.Outcome.Equal(first) {
+		t.Fatalf("Claim after Record = %v with %d outputs, want Done with the recorded outcome", got.Status, len(got.Outcome.Outputs))
+	}
+	second := dispatch.Outcome{Failed: true, Message: "other"}
+	r := record(t, s, run, "s", "k1", second)
+	if r.Status != dispatch.Done || !r.Outcome.Equal(first) {
+		t.Fatalf("Record(done) = %v %+v, want Done with the first outcome", r.Status, r.Outcome.Message)
+	}
+	if n := count(t, s, run, "s"); n != 1 {
+		t.Fatalf("Count after a repeated Record = %d, want 1", n)
+	}
+	// Another key is another execution; other steps keep their own counts.
+	record(t, s, run, "s", "k2", dispatch.Outcome{Failed: true, Message: "boom"})
+	if r := claim(t, s, run, "s", "k3", 0); r.Status != dispatch.Claimed {
+		t.Fatalf("Claim(k3) = %v, want claimed", r.Status)
+	}
+	if n := count(t, s, run, "s"); n != 3 {
+		t.Fatalf("Count after Records and a Claim = %d, want 3", n)
+	}
+	if n := count(t, s, run, "t"); n != 0 {
+		t.Fatalf("Count(t) = %d, want 0", n)
+	}
+	if err := s.DeleteRun(ctx(t), run); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, run, "s"); n != 0 {
+		t.Fatalf("Count after DeleteRun = %d, want 0", n)
+	}
+	if r := record(t, s, run, "s", "k1", second); r.Status != dispatch.Claimed {
+		t.Fatalf("Record after DeleteRun = %v, want claimed", r.Status)
+	}
+}
+
+// testRecordCompletesPending: Record on a claim Claim left pending (an
+// interrupted execution) completes it and takes no new slot.
+func testRecordCompletesPending(t *testing.T, s dispatch.Store, c string) {
+	run := dispatch.RunKey{Class: c, Run: "r1"}
+	wantClaim(t, claim(t, s, run, "s", "k", 0), dispatch.Claimed, 1)
+	o := dispatch.Outcome{Outputs: []json.RawMessage{json.RawMessage(`{"_event_name":"Out"}`)}}
+	if r := record(t, s, run, "s", "k", o); r.Status != dispatch.Claimed {
+		t.Fatalf("Record(pending) = %v, want claimed", r.Status)
+	}
+	if got := claim(t, s, run, "s", "k", 0); got.Status != dispatch.Done || !got.Outcome.Equal(o) {
+		t.Fatalf("Claim after Record = %v, want Done with the outcome", got.Status)
+	}
+	if n := count(t, s, run, "s"); n != 1 {
+		t.Fatalf("Count = %d, want 1: completing a pending claim takes no slot", n)
+	}
+}
+
+func testConcurrentRecordOneWinner(t *testing.T, s dispatch.Store, c string) {
+	for round := range 5 {
+		run := dispatch.RunKey{Class: c, Run: fmt.Sprintf("r%d", round)}
+		var claimed, done atomic.Int64
+		var winner atomic.Value
+		var errs sync.Map
+		outs := make([]dispatch.Outcome, workers)
+		for i := range outs {
+			outs[i] = dispatch.Outcome{Message: strconv.Itoa(i)}
+		}
+		parallel(func(i int) {
+			r, err := s.Record(context.Background(), run, "s", "same", outs[i])
+			switch {
+			case err != nil:
+				errs.Store(i, err)
+			case r.Status == dispatch.Claimed:
+				claimed.Add(1)
+				winner.Store(outs[i].Message)
+			case r.Status == dispatch.Done:
+				done.Add(1)
+			}
+		})
+		errs.Range(func(k, v any) bool { t.Errorf("worker %v: %v", k, v); return true })
+		if claimed.Load() != 1 || done.Load() != workers-1 {
+			t.Fatalf("round %d: %d Claimed and %d Done, want 1 and %d", round, claimed.Load(), done.Load(), workers-1)
+		}
+		if got := claim(t, s, run, "s", "same", 0); got.Outcome.Message != winner.Load() {
+			t.Fatalf("round %d: stored outcome %q, want the winner's %q", round, got.Outcome.Message, winner.Load())
 		}
 		if n := count(t, s, run, "s"); n != 1 {
 			t.Fatalf("round %d: Count = %d, want 1", round, n)
@@ -656,6 +767,12 @@ func testInvalidInput(t *testing.T, s dispatch.Store, c string) {
 	if _, err := s.Claim(ctx(t), run, dispatch.ClaimRequest{Step: "s", Key: ""}); err == nil {
 		t.Error("Claim with an empty key succeeded, want an error")
 	}
+	if _, err := s.Record(ctx(t), run, "s", "", dispatch.Outcome{}); err == nil {
+		t.Error("Record with an empty key succeeded, want an error")
+	}
+	if _, err := s.Record(ctx(t), dispatch.RunKey{Class: c}, "s", "k", dispatch.Outcome{}); err == nil {
+		t.Error("Record without a run id succeeded, want an error")
+	}
 	if err := s.Set(ctx(t), run.RunContext(), "", []byte(`1`)); err == nil {
 		t.Error("Set with an empty key succeeded, want an error")
 	}
@@ -668,7 +785,7 @@ func testInvalidInput(t *testing.T, s dispatch.Store, c string) {
 }
 
 // Bench runs the store operations of one step execution against s as
-// sub-benchmarks (ClaimComplete, ClaimLimited, ContextSetGet, Incr), so
+// sub-benchmarks (ClaimComplete, Record, ClaimLimited, ContextSetGet, Incr), so
 // every store reports the same figures against its own round-trip
 // baseline.
 func Bench(b *testing.B, s dispatch.Store) {
@@ -680,6 +797,14 @@ func Bench(b *testing.B, s dispatch.Store) {
 				b.Fatal(err)
 			}
 			if err := s.Complete(b.Context(), run, "s", key, dispatch.Outcome{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Record", func(b *testing.B) {
+		run := dispatch.RunKey{Class: "Bench", Run: "records"}
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.Record(b.Context(), run, "s", strconv.Itoa(i), dispatch.Outcome{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,8 +9,9 @@
 //	go run ./examples/chat -serve :8080     # serve the gateway until Ctrl-C
 //
 // With no NATS_URL it starts an embedded nats-server; with NATS_URL it joins
-// that server. The answers come from a deterministic scripted model, or from
-// any OpenAI-compatible endpoint when OPENAI_BASE_URL is set (with
+// that server. The answers come from a deterministic scripted model, from
+// the provider configured in the environment (llm.FromEnv), or from any
+// OpenAI-compatible endpoint when OPENAI_BASE_URL is set (with
 // OPENAI_API_KEY and OPENAI_MODEL).
 package main
 
@@ -21,12 +22,14 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/llm"
 	"github.com/saap-go/agent/step"
 )
 
 // ChatAgent answers each user message with its model.
 type ChatAgent struct {
-	model Model
+	provider llm.Provider
+	model    string
 }
 
 // Class is the agent class: the subject token and the gateway's route.
@@ -49,29 +52,26 @@ func (a *ChatAgent) Steps() []*step.Step {
 	return []*step.Step{step.New(a.Answer)}
 }
 
-// Answer streams the model's answer as ChunkEvents (display events,
-// published at once) and returns the whole answer in an LLMStopEvent, which
-// ends the run.
+// Answer streams the model's answer into the run (llm.StreamTo: each
+// piece a ChunkEvent, published at once) and returns the whole answer in
+// an LLMStopEvent, which ends the run.
 func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.LLMStopEvent, error) {
-	history := make([]Turn, 0, len(msg.Messages))
-	input := make([]event.Message, 0, len(msg.Messages))
+	req := &llm.Request{Model: a.model}
 	for _, m := range msg.Messages {
-		history = append(history, Turn{Role: m.Role, Text: m.Content()})
-		input = append(input, event.MessageFromString(m.Role, m.Content()))
+		switch m.Role {
+		case event.RoleSystem:
+			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content())
+		case "assistant":
+			req.Messages = append(req.Messages, llm.AssistantText(m.Content()))
+		default:
+			req.Messages = append(req.Messages, llm.UserText(m.Content()))
+		}
 	}
-	var full strings.Builder
-	err := a.model.Stream(ctx, history, func(piece string) error {
-		full.WriteString(piece)
-		return ctx.Emit(&event.ChunkEvent{Content: piece, ModelName: a.model.Name()})
-	})
+	call, err := llm.StreamTo(ctx, a.provider, req)
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", a.model.Name(), err)
+		return nil, fmt.Errorf("model %s: %w", a.model, err)
 	}
-	stop := &event.LLMStopEvent{}
-	stop.InputMessages = input
-	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, full.String())}
-	stop.ChatModelName = event.Str(a.model.Name())
-	return stop, nil
+	return call.StopEvent(), nil
 }
 
 func main() {
@@ -79,11 +79,11 @@ func main() {
 		Name:     "chat",
 		AskUsage: "send this message instead of the demo message, print the run and exit",
 		Agent: func() (agent.Agent, error) {
-			model, err := ModelFromEnv()
+			p, model, err := ModelFromEnv()
 			if err != nil {
 				return nil, err
 			}
-			return &ChatAgent{model: model}, nil
+			return &ChatAgent{provider: p, model: model}, nil
 		},
 		Instance: "demo",
 		Demo:     []demo.Message{{Role: "user", Content: "Hello! What can you do?"}},

@@ -2,121 +2,126 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/saap-go/agent/llm"
+	"github.com/saap-go/agent/llm/llmtest"
 )
 
-// Turn is one message of the conversation given to a model.
-type Turn struct {
-	Role string
-	Text string
-}
-
-// Model produces an answer to a conversation piece by piece.
-type Model interface {
-	Name() string
-	// Stream calls emit with each piece of the answer, in order.
-	Stream(ctx context.Context, history []Turn, emit func(piece string) error) error
-}
-
-// ModelFromEnv returns an OpenAI-compatible model when OPENAI_BASE_URL is
-// set, else the scripted model.
-func ModelFromEnv() (Model, error) {
-	base := os.Getenv("OPENAI_BASE_URL")
-	if base == "" {
-		return Scripted{}, nil
+// ModelFromEnv returns the provider and model configured in the
+// environment (llm.FromEnv: LLM_MODEL, or an API key of a linked provider
+// package), else an OpenAI-compatible endpoint when OPENAI_BASE_URL is set
+// (with OPENAI_API_KEY and OPENAI_MODEL), else the scripted model.
+func ModelFromEnv() (llm.Provider, string, error) {
+	p, model, err := llm.FromEnv()
+	if err == nil {
+		return p, model, nil
 	}
-	name := os.Getenv("OPENAI_MODEL")
-	if name == "" {
-		return nil, fmt.Errorf("OPENAI_BASE_URL is set but OPENAI_MODEL is not: name the model to use")
+	if !errors.Is(err, llm.ErrNoProvider) {
+		return nil, "", err
 	}
-	return &OpenAI{
-		model:  name,
-		client: openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(os.Getenv("OPENAI_API_KEY"))),
-	}, nil
+	if base := os.Getenv("OPENAI_BASE_URL"); base != "" {
+		name := os.Getenv("OPENAI_MODEL")
+		if name == "" {
+			return nil, "", fmt.Errorf("OPENAI_BASE_URL is set but OPENAI_MODEL is not: name the model to use")
+		}
+		return &compatible{client: openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(os.Getenv("OPENAI_API_KEY")))}, name, nil
+	}
+	return Scripted(), "scripted", nil
 }
 
 // Scripted is a deterministic model: it answers from a few rules and
-// streams its answer word by word, so runs and tests are repeatable
-// without any service.
-type Scripted struct{}
-
-// Name implements Model.
-func (Scripted) Name() string { return "scripted" }
-
-// Stream implements Model.
-func (Scripted) Stream(ctx context.Context, history []Turn, emit func(string) error) error {
-	question := ""
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == "user" {
-			question = strings.TrimSpace(history[i].Text)
-			break
+// streams its answer two words at a time, so runs and tests are
+// repeatable without any service.
+func Scripted() llm.Provider {
+	return llmtest.Func(func(req *llm.Request) *llmtest.Turn {
+		question := ""
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if req.Messages[i].Role == llm.RoleUser {
+				question = strings.TrimSpace(req.Messages[i].Text())
+				break
+			}
 		}
-	}
-	var answer string
-	lower := strings.ToLower(question)
-	switch {
-	case question == "":
-		answer = "I did not get a question. Send me a message and I will answer it."
-	case strings.Contains(lower, "what can you do"), strings.Contains(lower, "help"):
-		answer = "I am ChatAgent, a Go agent of the Swiss AI Agent Protocol. I stream my answers as ChunkEvents and end each run with an LLMStopEvent. Set OPENAI_BASE_URL to let a real model answer."
-	case strings.HasPrefix(lower, "hello"), strings.HasPrefix(lower, "hi"):
-		answer = "Hello! Ask me anything; this scripted model answers the same way every time."
-	default:
-		answer = fmt.Sprintf("You asked: %q. I am a scripted model, so this is all I can say; set OPENAI_BASE_URL to use a real one.", question)
-	}
-	// Two words per chunk, as a model streams tokens.
-	words := strings.SplitAfter(answer, " ")
-	for i := 0; i < len(words); i += 2 {
-		w := strings.Join(words[i:min(i+2, len(words))], "")
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := emit(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// OpenAI streams answers from an OpenAI-compatible chat completions
-// endpoint.
-type OpenAI struct {
-	model  string
-	client openai.Client
-}
-
-// Name implements Model.
-func (m *OpenAI) Name() string { return m.model }
-
-// Stream implements Model.
-func (m *OpenAI) Stream(ctx context.Context, history []Turn, emit func(string) error) error {
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(history))
-	for _, t := range history {
-		switch t.Role {
-		case "system", "developer":
-			msgs = append(msgs, openai.SystemMessage(t.Text))
-		case "assistant":
-			msgs = append(msgs, openai.AssistantMessage(t.Text))
+		var answer string
+		lower := strings.ToLower(question)
+		switch {
+		case question == "":
+			answer = "I did not get a question. Send me a message and I will answer it."
+		case strings.Contains(lower, "what can you do"), strings.Contains(lower, "help"):
+			answer = "I am ChatAgent, a Go agent of the Swiss AI Agent Protocol. I stream my answers as ChunkEvents and end each run with an LLMStopEvent. Configure a model in the environment (see the README) to let a real one answer."
+		case strings.HasPrefix(lower, "hello"), strings.HasPrefix(lower, "hi"):
+			answer = "Hello! Ask me anything; this scripted model answers the same way every time."
 		default:
-			msgs = append(msgs, openai.UserMessage(t.Text))
+			answer = fmt.Sprintf("You asked: %q. I am a scripted model, so this is all I can say; configure a real one in the environment.", question)
 		}
-	}
-	stream := m.client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: m.model, Messages: msgs})
-	defer stream.Close()
-	for stream.Next() {
-		for _, c := range stream.Current().Choices {
-			if c.Delta.Content == "" {
-				continue
-			}
-			if err := emit(c.Delta.Content); err != nil {
-				return err
-			}
+		words := strings.SplitAfter(answer, " ")
+		var pieces []string
+		for i := 0; i < len(words); i += 2 {
+			pieces = append(pieces, strings.Join(words[i:min(i+2, len(words))], ""))
 		}
-	}
-	return stream.Err()
+		return llmtest.NewTurn().Text(pieces...).Usage(len(question)/4+1, len(words))
+	})
 }
+
+// compatible streams text answers from an OpenAI-compatible chat
+// completions endpoint. It stands in until a provider package is linked
+// in: llm.FromEnv then finds the full provider first.
+type compatible struct{ client openai.Client }
+
+// Name implements llm.Provider.
+func (*compatible) Name() string { return "openai-compatible" }
+
+// Stream implements llm.Provider, for text only.
+func (c *compatible) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	var msgs []openai.ChatCompletionMessageParamUnion
+	if req.System != "" {
+		msgs = append(msgs, openai.SystemMessage(req.System))
+	}
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleAssistant {
+			msgs = append(msgs, openai.AssistantMessage(m.Text()))
+		} else {
+			msgs = append(msgs, openai.UserMessage(m.Text()))
+		}
+	}
+	s := c.client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: req.Model, Messages: msgs})
+	return &compatibleStream{s: s}, nil
+}
+
+type compatibleStream struct {
+	s interface {
+		Next() bool
+		Current() openai.ChatCompletionChunk
+		Err() error
+		Close() error
+	}
+	ev   llm.StreamEvent
+	done bool
+}
+
+func (c *compatibleStream) Next() bool {
+	for !c.done && c.s.Next() {
+		for _, ch := range c.s.Current().Choices {
+			if ch.Delta.Content != "" {
+				c.ev = llm.StreamEvent{Kind: llm.EventText, Text: ch.Delta.Content}
+				return true
+			}
+		}
+	}
+	if c.done || c.s.Err() != nil {
+		return false
+	}
+	// The server ended its stream ([DONE]): the message is complete.
+	c.done, c.ev = true, llm.StreamEvent{Kind: llm.EventStop, StopReason: llm.StopEndTurn}
+	return true
+}
+
+func (c *compatibleStream) Event() llm.StreamEvent { return c.ev }
+func (c *compatibleStream) Err() error             { return c.s.Err() }
+func (c *compatibleStream) Close() error           { return c.s.Close() }

@@ -424,6 +424,16 @@ func contentOf(e event.Event, raw []byte) string {
 		if n := len(x.Messages); n > 0 {
 			return fmt.Sprintf("%q", clip(x.Messages[n-1].Content()))
 		}
+	case *event.ToolEvent:
+		// A tool call: name(arguments), as the model made it.
+		if x.Name != nil {
+			args, _ := json.Marshal(x.Parameters)
+			return clip(*x.Name + "(" + string(args) + ")")
+		}
+	case *event.ThoughtEvent:
+		if x.ReasoningContent != nil {
+			return fmt.Sprintf("%q", clip(*x.ReasoningContent))
+		}
 	}
 	if a := answerOf(e, raw); a != "" {
 		return fmt.Sprintf("%q", clip(a))

@@ -19,6 +19,7 @@
 //	FAULT_MAX_DELIVER    the runner consumer's MaxDeliver (default: the runner's, unlimited)
 //	FAULT_OUTAGE_BUDGET  the runner's outage budget (default: the runner's, 10 minutes)
 //	FAULT_DISCOVERABLE   "1": answer the gateway's class discovery
+//	FAULT_REPLICAS       copies of the streams and KV buckets it creates (default 1)
 //	FAULT_EXIT_RUN       exit at once after publishing Work's output of this
 //	                     run, before the claim's completion is recorded (once:
 //	                     a marker file in FAULT_EFFECTS_DIR remembers it)
@@ -102,6 +103,13 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "faultagent:", err)
 		return 2
 	}
+	replicas := 1
+	if v := os.Getenv("FAULT_REPLICAS"); v != "" {
+		if replicas, err = strconv.Atoi(v); err != nil {
+			fmt.Fprintln(os.Stderr, "faultagent: FAULT_REPLICAS:", err)
+			return 2
+		}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []agent.Option{
 		agent.Standalone(),
@@ -109,6 +117,7 @@ func run() int {
 		agent.WithAckWait(ackWait),
 		agent.WithMaxDeliver(maxDeliver),
 		agent.OutageBudget(budget),
+		agent.WithReplicas(replicas),
 		agent.WithShutdownTimeout(5 * time.Second),
 		agent.WithLogger(log),
 		agent.WithReady(func(agent.Info) { fmt.Println("FAULTAGENT_READY") }),

@@ -1,0 +1,59 @@
+package kvstore_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/dispatch/kvstore"
+)
+
+// A marker watch tells of every run whose marker of that name is set in
+// the class, odd run ids included, and of nothing else; after Stop it is
+// no longer live and tells nothing.
+func TestWatchMarker(t *testing.T) {
+	js := connect(t, embedded(t))
+	s, err := kvstore.New(t.Context(), js, uniqueConfig(t, js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	w, err := s.WatchMarker(t.Context(), "Cls", dispatch.MarkerTerminal, func(run string) { got <- run })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Live() {
+		t.Fatal("a new watch is not live")
+	}
+	set := func(class, run, name string) {
+		t.Helper()
+		if _, _, err := s.SetMarker(t.Context(), dispatch.RunKey{Class: class, Run: run}, name, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("Other", "r0", dispatch.MarkerTerminal) // another class
+	set("Cls", "r0", dispatch.MarkerEnd)        // another marker
+	set("Cls", "r.1 ü", dispatch.MarkerTerminal)
+	set("Cls", "r2", dispatch.MarkerTerminal)
+	set("Cls", "r2", dispatch.MarkerTerminal) // already set: no news
+	for _, want := range []string{"r.1 ü", "r2"} {
+		select {
+		case run := <-got:
+			if run != want {
+				t.Fatalf("watch told of %q, want %q", run, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("watch did not tell of %q", want)
+		}
+	}
+	w.Stop()
+	if w.Live() {
+		t.Fatal("a stopped watch is live")
+	}
+	set("Cls", "r3", dispatch.MarkerTerminal)
+	select {
+	case run := <-got:
+		t.Fatalf("watch told of %q after it was stopped", run)
+	default:
+	}
+}
