@@ -146,6 +146,12 @@ func (g *Gateway) guard(h http.HandlerFunc, chat bool) http.HandlerFunc {
 	if chat {
 		fail = g.chatFail
 	}
+	return g.guardWith(h, refuse, fail)
+}
+
+// guardWith is guard with the refusal and error writers of the caller's
+// protocol.
+func (g *Gateway) guardWith(h http.HandlerFunc, refuse func(http.ResponseWriter, int, string), fail func(http.ResponseWriter, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		user, ok := g.authenticateWith(w, r, fail)
 		if !ok {

@@ -1,6 +1,8 @@
 // Command saap-gateway serves the HTTP gateway for the agents on a NATS
 // server: it discovers their classes, serves their endpoints (SSE and
-// blocking) and the OpenAI-compatible /v1/chat/completions.
+// blocking) and the OpenAI-compatible /v1/chat/completions, and the open
+// protocols: AG-UI (POST /agui/{Class}/{agent_id}), MCP over streamable
+// HTTP (/mcp) and the platform UI's WebSocket stream (/events/ws).
 //
 // Usage:
 //
@@ -40,6 +42,9 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/gateway/agui"
+	"github.com/saap-go/agent/gateway/mcp"
+	"github.com/saap-go/agent/gateway/ws"
 	"github.com/saap-go/agent/hitl"
 )
 
@@ -134,6 +139,9 @@ func run(log *slog.Logger, o options) error {
 	if err != nil {
 		return err
 	}
+	agui.Mount(gw)
+	mcp.Mount(gw, mcp.Options{})
+	ws.Mount(gw, ws.Options{})
 	return gw.ListenAndServe(ctx, addr, func(a net.Addr) {
 		fmt.Printf("saap-gateway listening on http://%s (NATS %s)\n", a, cfg.URL)
 	})

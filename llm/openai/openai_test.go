@@ -1,0 +1,339 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/saap-go/agent/llm"
+)
+
+// replay is a test server that answers every request with one recorded
+// body, as the provider would, and keeps the request bodies it got.
+type replay struct {
+	status int
+	header http.Header
+	body   []byte
+	mu     sync.Mutex
+	got    [][]byte
+}
+
+func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.got = append(r.got, b)
+	r.mu.Unlock()
+	for k, vs := range r.header {
+		w.Header()[k] = vs
+	}
+	if r.status == 0 || r.status == http.StatusOK {
+		var probe struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(b, &probe)
+		if probe.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	if r.status != 0 {
+		w.WriteHeader(r.status)
+	}
+	_, _ = w.Write(r.body)
+}
+
+func (r *replay) request(t *testing.T) map[string]any {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.got) == 0 {
+		t.Fatal("the server got no request")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.got[len(r.got)-1], &m); err != nil {
+		t.Fatalf("request body is not JSON: %v", err)
+	}
+	return m
+}
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// server starts a replay of the named fixture and a provider pointed at it.
+func server(t testing.TB, status int, header http.Header, name string) (*Provider, *replay) {
+	t.Helper()
+	r := &replay{status: status, header: header, body: fixture(t, name)}
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	p, err := New(WithBaseURL(srv.URL), WithAPIKey("sk-test"), WithHTTPClient(srv.Client()),
+		WithRequestOptions(option.WithMaxRetries(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r
+}
+
+func question() *llm.Request {
+	return &llm.Request{Messages: []llm.Message{llm.UserText("What is the capital of Switzerland?")}}
+}
+
+func collect(t *testing.T, name string) (*llm.Response, error) {
+	t.Helper()
+	p, _ := server(t, 200, nil, name)
+	s, err := p.Stream(context.Background(), question())
+	if err != nil {
+		t.Fatalf("Stream(%s): %v", name, err)
+	}
+	return llm.Collect(s)
+}
+
+func generate(t *testing.T, name string) *llm.Response {
+	t.Helper()
+	p, _ := server(t, 200, nil, name)
+	r, err := p.Generate(context.Background(), question())
+	if err != nil {
+		t.Fatalf("Generate(%s): %v", name, err)
+	}
+	return r
+}
+
+// TestCollectEqualsGenerate is the accumulator property: a stream
+// collected equals the non-streaming answer of the same response.
+func TestCollectEqualsGenerate(t *testing.T) {
+	for _, tc := range []struct{ stream, answer string }{
+		{"text.sse", "text.json"},
+		{"tools.sse", "tools.json"},
+		{"reasoning.sse", "reasoning.json"},
+		{"refusal.sse", "refusal.json"},
+		{"unknown.sse", "text.json"},
+	} {
+		t.Run(tc.stream, func(t *testing.T) {
+			got, err := collect(t, tc.stream)
+			if err != nil {
+				t.Fatalf("Collect: %v", err)
+			}
+			want := generate(t, tc.answer)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("Collect(Stream) differs from Generate (-generate +collect):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestStreamText(t *testing.T) {
+	p, rep := server(t, 200, nil, "text.sse")
+	s, err := p.Stream(context.Background(), question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	var kinds []llm.EventKind
+	var model string
+	for s.Next() {
+		ev := s.Event()
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == llm.EventText {
+			texts = append(texts, ev.Text)
+		}
+		if ev.Model != "" && model == "" {
+			model = ev.Model
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if d := cmp.Diff([]string{"The capital", " of Switzerland", " is Bern."}, texts); d != "" {
+		t.Errorf("text deltas (-want +got):\n%s", d)
+	}
+	if kinds[len(kinds)-1] != llm.EventStop || kinds[len(kinds)-2] != llm.EventUsage {
+		t.Errorf("events end with %v, want usage then stop", kinds)
+	}
+	if model != "gpt-4.1-mini-2025-04-14" {
+		t.Errorf("model = %q", model)
+	}
+	body := rep.request(t)
+	if body["stream"] != true {
+		t.Errorf("request stream = %v, want true", body["stream"])
+	}
+	if so, _ := body["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("request stream_options = %v, want include_usage", body["stream_options"])
+	}
+	if body["model"] != DefaultModel {
+		t.Errorf("request model = %v, want the default %s", body["model"], DefaultModel)
+	}
+}
+
+func TestStreamParallelTools(t *testing.T) {
+	r, err := collect(t, "tools.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &llm.Response{
+		Model: "gpt-4.1-mini-2025-04-14",
+		Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUse("call_zurich", "get_weather", json.RawMessage(`{"city": "Zürich"}`)),
+			llm.ToolUse("call_geneva", "get_weather", json.RawMessage(`{"city": "Genève"}`)),
+		}},
+		StopReason: llm.StopToolUse,
+		Usage:      llm.Usage{InputTokens: 81, OutputTokens: 46, CacheReadTokens: 64},
+	}
+	if d := cmp.Diff(want, r); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestStreamReasoningAndRefusal(t *testing.T) {
+	r, err := collect(t, "reasoning.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Block{{Kind: llm.BlockThinking, Text: "The user asks 2+2. That is 4."}, llm.Text("2 + 2 = 4.")}
+	if d := cmp.Diff(want, r.Message.Content); d != "" {
+		t.Errorf("reasoning content (-want +got):\n%s", d)
+	}
+	if r.Usage.ReasoningTokens != 22 {
+		t.Errorf("reasoning tokens = %d, want 22", r.Usage.ReasoningTokens)
+	}
+	r, err = collect(t, "refusal.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StopReason != llm.StopRefusal || r.Message.Text() != "I'm sorry, I can't help with that." {
+		t.Errorf("refusal: stop %q, text %q", r.StopReason, r.Message.Text())
+	}
+}
+
+func TestStreamErrorMidStream(t *testing.T) {
+	r, err := collect(t, "error_midstream.sse")
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("Collect error = %v, want *llm.Error", err)
+	}
+	if le.Kind != llm.ErrUnavailable || le.Provider != Name || le.StatusCode != 0 {
+		t.Errorf("error = %+v, want unavailable from openai without status", le)
+	}
+	if r.Message.Text() != "Once upon" {
+		t.Errorf("partial text = %q, want what arrived before the error", r.Message.Text())
+	}
+}
+
+func TestStreamTruncated(t *testing.T) {
+	r, err := collect(t, "truncated.sse")
+	if !errors.Is(err, llm.ErrTruncated) {
+		t.Fatalf("Collect error = %v, want ErrTruncated", err)
+	}
+	if r.Message.Text() != "Once upon a time" {
+		t.Errorf("partial text = %q", r.Message.Text())
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		header http.Header
+		file   string
+		kind   llm.ErrorKind
+		retry  time.Duration
+	}{
+		{"rate limited", 429, http.Header{"Retry-After": {"12"}}, "error_429.json", llm.ErrRateLimited, 12 * time.Second},
+		{"rate limited ms", 429, http.Header{"Retry-After-Ms": {"250"}}, "error_429.json", llm.ErrRateLimited, 250 * time.Millisecond},
+		{"context too long", 400, nil, "error_context.json", llm.ErrContextTooLong, 0},
+		{"auth", 401, nil, "error_401.json", llm.ErrAuth, 0},
+		{"overloaded", 503, nil, "error_503.json", llm.ErrOverloaded, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := server(t, tc.status, tc.header, tc.file)
+			_, serr := p.Stream(context.Background(), question())
+			_, gerr := p.Generate(context.Background(), question())
+			for call, err := range map[string]error{"Stream": serr, "Generate": gerr} {
+				var le *llm.Error
+				if !errors.As(err, &le) {
+					t.Fatalf("%s error = %v, want *llm.Error", call, err)
+				}
+				if le.Kind != tc.kind || le.StatusCode != tc.status || le.RetryAfter != tc.retry {
+					t.Errorf("%s: kind %s status %d retry %v, want %s %d %v", call, le.Kind, le.StatusCode, le.RetryAfter, tc.kind, tc.status, tc.retry)
+				}
+				if !errors.Is(err, &llm.Error{Kind: tc.kind}) {
+					t.Errorf("%s: errors.Is by kind fails", call)
+				}
+			}
+		})
+	}
+}
+
+func TestStreamCancel(t *testing.T) {
+	// A server that sends one chunk and then holds the connection open.
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\n"))
+		w.(http.Flusher).Flush()
+		close(started)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	p, _ := New(WithBaseURL(srv.URL), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Stream(ctx, question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Next() || s.Event().Text != "hi" {
+		t.Fatalf("first event = %+v, err %v", s.Event(), s.Err())
+	}
+	<-started
+	cancel()
+	for s.Next() {
+	}
+	if !errors.Is(s.Err(), context.Canceled) {
+		t.Errorf("Err after cancel = %v, want context.Canceled", s.Err())
+	}
+	_ = s.Close()
+}
+
+func TestRegistered(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	p, model, err := llm.Open("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != Name || model != DefaultModel {
+		t.Errorf("Open(openai) = %s, %s", p.Name(), model)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	p, err := New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), question())
+	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
+		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
+	}
+}
