@@ -74,7 +74,8 @@ type Runner struct {
 	started atomic.Bool
 	ready   chan struct{}
 	info    atomic.Pointer[Info]
-	trace   *semantic.Tracing // nil: tracing off
+	store   atomic.Pointer[storeRef] // set by Run, for RunStatus and ListRuns
+	trace   *semantic.Tracing        // nil: tracing off
 }
 
 // New checks a and the options and returns a runner for it. All problems of
@@ -170,6 +171,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
 	info.Standalone = r.standalone(info.Embedded)
+	if err := r.serveStatus(ctx, res, b, store); err != nil {
+		return err
+	}
 	if r.trace = r.tracing(); r.trace != nil {
 		defer r.trace.Close() // after the engine: ends the run spans still open
 	}

@@ -226,6 +226,7 @@ func (e *Engine) openQuestion(ctx context.Context, r *runEntry, t topic.Agent, q
 	if err := e.store.Set(ctx, run.RunContext(), requestPrefix+q.EventBase().EventID, raw); err != nil {
 		return fmt.Errorf("dispatch: record open question %s: %w", q.EventBase().EventID, err)
 	}
+	e.noteWaiting(ctx, r, t, q, dl)
 	return nil
 }
 

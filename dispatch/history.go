@@ -104,6 +104,10 @@ type runEntry struct {
 	cfgMu     sync.Mutex
 	cfgLoaded bool
 	cfg       any
+
+	// state is the status this process last recorded for the run, so
+	// that running is written once, not per step.
+	state atomic.Pointer[RunState]
 }
 
 // terminate marks the run ended in this process and cancels the

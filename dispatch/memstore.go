@@ -18,6 +18,7 @@ type MemoryStore struct {
 	markers map[RunKey]map[string]string
 	threads map[Scope]map[string][]byte
 	watches map[watchKey][]*memWatch
+	status  memStatus // run status records (StatusStore)
 }
 
 type watchKey struct{ class, name string }

@@ -52,7 +52,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		if err := e.fenceTerminal(ctx, run, t); err != nil {
 			return err
 		}
-		return e.teardown(ctx, run, ev)
+		return e.finish(ctx, run, t, ev, seq, d)
 	}
 	r := e.cache.get(run)
 	if r.terminated.Load() {
@@ -114,8 +114,12 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {
 			return err
 		}
+		e.noteRunning(ctx, r, t)
 	}
 	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
+	if ok && start {
+		e.noteStart(ctx, r, t)
+	}
 	if err != nil || !ok || len(cands) == 0 {
 		return err
 	}
@@ -576,6 +580,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			return e.republish(ctx, r, t, p, x, res.Outcome)
 		}
 	}
+	e.noteRunning(ctx, r, t)
 	stepDone := e.stepStart(p, x)
 	outs, callErr := e.call(p)
 	if callErr == nil {
@@ -618,6 +623,11 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 				break
 			}
 			evs, kept = append(evs, o), append(kept, data)
+		}
+	}
+	if callErr == nil && s.HasCompensation() {
+		if err := e.recordUndo(ctx, run, p, kept); err != nil {
+			return err
 		}
 	}
 	var outcome Outcome

@@ -9,5 +9,6 @@ func init() {
 	registerCore()
 	registerSemantic()
 	registerCatalogue()
+	registerLifecycle()
 	library = Types()
 }

@@ -148,6 +148,11 @@ var referenceParents = map[string][]string{
 	"HumanInTheLoopTimeoutEvent": {"HumanInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
 	"AgentInTheLoopTimeoutEvent": {"AgentInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
 	"BotInTheLoopTimeoutEvent":   {"BotInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
+
+	// This SDK's compensation events.
+	"StepCompensatedEvent":        {"StepCompensatedEvent", "ControlEvent"},
+	"StepCompensationFailedEvent": {"StepCompensationFailedEvent", "ControlEvent"},
+	"RunCompensatedEvent":         {"RunCompensatedEvent", "ControlEvent"},
 }
 
 var testOnlyTypes = map[string]bool{"TestStartEvent": true, "Level1Event": true, "Level2Event": true, "Level3Event": true}

@@ -156,6 +156,11 @@ var zeroRules = map[string]string{
 	"HumanInTheLoopTimeoutEvent": "WaitTimeoutEvent",
 	"AgentInTheLoopTimeoutEvent": "WaitTimeoutEvent",
 	"BotInTheLoopTimeoutEvent":   "WaitTimeoutEvent",
+
+	// This SDK's compensation events.
+	"StepCompensatedEvent":        "base; step: str; idempotency_key: str; attempts: int",
+	"StepCompensationFailedEvent": "base; step: str; idempotency_key: str; message: str; attempts: int",
+	"RunCompensatedEvent":         "base; compensated_steps: list = []; failed_steps: list = []",
 }
 
 // replyTopic is the topic the reference's request factories create: a

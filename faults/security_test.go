@@ -66,6 +66,13 @@ func runnerPermissions(class string) (pub, sub []string) {
 		// on them, and its flow-control replies.
 		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.m." + class + ".*.terminal",
 		"$JS.FC.KV_saap_state.>",
+
+		// Run status records and their thread index (read, written, listed).
+		"$JS.API.DIRECT.GET.KV_saap_state.$KV.saap_state.s." + class + ".>",
+		"$KV.saap_state.s." + class + ".>",
+		"$KV.saap_state.h." + class + ".>",
+		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.s." + class + ".>",
+		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.h." + class + ".>",
 		// Discovery answers and configuration requests.
 		"class_discovery.agent." + class + ".*.response.*",
 		"class_discovery.agent." + class + ".*.announce.*",
@@ -74,6 +81,8 @@ func runnerPermissions(class string) (pub, sub []string) {
 	sub = []string{
 		"_INBOX.>",
 		"class_discovery.agent.*.*.request.*",
+		// Run-status requests (answered through allow_responses).
+		"aihub.rpc.saap_runs.agent." + class + ".*",
 	}
 	return pub, sub
 }
@@ -113,7 +122,7 @@ func TestLeastPrivilegeRunner(t *testing.T) {
 	conf := fmt.Sprintf(`authorization {
   users = [
     { user: admin, password: %q }
-    { nkey: %q, permissions: { publish: { allow: %s }, subscribe: { allow: %s } } }
+    { nkey: %q, permissions: { publish: { allow: %s }, subscribe: { allow: %s }, allow_responses: true } }
   ]
 }
 `, adminPass, pubKey, quoteAll(pub), quoteAll(sub))

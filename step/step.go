@@ -41,6 +41,9 @@ type Step struct {
 	loop        bool
 	problems    []Problem
 	once        sync.Once // guards the wire names (resolve)
+
+	comp         *compensation // see Compensate
+	compDeclared bool
 }
 
 type precondition struct {
@@ -62,6 +65,8 @@ type options struct {
 	emits       []event.Event
 	continueErr bool
 	loop        bool
+	comp        any // see Compensate
+	compSet     bool
 }
 
 // Name sets the step's name, which is its identity in the workflow, in
@@ -159,6 +164,14 @@ func New(fn any, opts ...Option) *Step {
 	s.params = params // kept for validation even when a parameter is wrong
 	if ok {
 		s.fn = v
+	}
+	if o.compSet {
+		s.compDeclared = true
+		var st reflect.Type
+		if fn != nil && v.Kind() == reflect.Func && !v.IsNil() && !v.Type().IsVariadic() {
+			st = v.Type()
+		}
+		s.comp = a.compensation(st, o.comp)
 	}
 	if o.pre != nil {
 		pv := reflect.ValueOf(o.pre)

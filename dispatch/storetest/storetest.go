@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 		{"DeleteRun", testDeleteRun},
 		{"OddKeys", testOddKeys},
 		{"InvalidInput", testInvalidInput},
+		{"Status", testStatus},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)

@@ -1,0 +1,107 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/saap-go/agent/dispatch"
+)
+
+func getAs(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// A run's status is shown to the members of its thread only; a thread's
+// runs list for its members, filtered and paged.
+func TestRunStatusRoutes(t *testing.T) {
+	for _, b := range buses {
+		t.Run(b.name, func(t *testing.T) {
+			e := newEnv(t, b.new)
+			// Alice's thread, made by her first request.
+			resp := post(t, e.srv, tokenAlice, blockPath, msgs)
+			thread := resp.Header.Get("X-Thread-Id")
+			store := dispatch.NewMemoryStore()
+			put := func(run, thread string, state dispatch.RunState) {
+				st := dispatch.RunStatus{Class: "EchoAgent", Run: run, AgentID: "dev_agent", Thread: thread, State: state}
+				raw, _ := json.Marshal(st)
+				if err := store.PutStatus(t.Context(), dispatch.RunKey{Class: "EchoAgent", Run: run}, thread, raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put("run1", thread, dispatch.StateCompleted)
+			put("run2", thread, dispatch.StateWaiting)
+			put("run3", thread, dispatch.StateFailed)
+			put("other", "bobsthread", dispatch.StateRunning)
+			sub, err := dispatch.ServeStatus(t.Context(), e.bus, store, "EchoAgent", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = sub.Unsubscribe() })
+
+			code, body := getAs(t, e.srv.URL+"/api/v1/saap/runs/EchoAgent/run2", tokenAlice)
+			var st dispatch.RunStatus
+			if code != http.StatusOK || json.Unmarshal(body, &st) != nil || st.State != dispatch.StateWaiting {
+				t.Fatalf("alice's run: %d %s", code, body)
+			}
+			for _, tc := range []struct {
+				path, token string
+				want        int
+			}{
+				{"/api/v1/saap/runs/EchoAgent/run2", tokenBob, http.StatusForbidden},    // not a member
+				{"/api/v1/saap/runs/EchoAgent/other", tokenAlice, http.StatusForbidden}, // another thread
+				{"/api/v1/saap/runs/EchoAgent/nope", tokenAlice, http.StatusNotFound},   // unknown run
+				{"/api/v1/saap/runs/NoSuchAgent/run2", tokenAlice, http.StatusNotFound}, // unknown class
+				{"/api/v1/saap/runs/EchoAgent/run2", "", http.StatusUnauthorized},       // no token
+				{"/api/v1/saap/runs/EchoAgent/a.b", tokenAlice, http.StatusBadRequest},  // invalid run id
+				{"/api/v1/saap/threads/" + thread + "/runs?class=EchoAgent", tokenBob, http.StatusForbidden},
+				{"/api/v1/saap/threads/" + thread + "/runs", tokenAlice, http.StatusBadRequest},
+				{"/api/v1/saap/threads/" + thread + "/runs?class=EchoAgent&status=paused", tokenAlice, http.StatusBadRequest},
+				{"/api/v1/saap/threads/" + thread + "/runs?class=EchoAgent&limit=0", tokenAlice, http.StatusBadRequest},
+			} {
+				if code, body := getAs(t, e.srv.URL+tc.path, tc.token); code != tc.want {
+					t.Errorf("GET %s as %q: %d %s, want %d", tc.path, tc.token, code, body, tc.want)
+				}
+			}
+			// Paging through the thread's finished runs.
+			var got []string
+			url := e.srv.URL + "/api/v1/saap/threads/" + thread + "/runs?class=EchoAgent&status=completed,failed&limit=1"
+			next := ""
+			for range 5 {
+				u := url
+				if next != "" {
+					u += "&after=" + next
+				}
+				code, body := getAs(t, u, tokenAlice)
+				var page dispatch.RunPage
+				if code != http.StatusOK || json.Unmarshal(body, &page) != nil {
+					t.Fatalf("GET %s: %d %s", u, code, body)
+				}
+				for _, r := range page.Runs {
+					got = append(got, r.Run)
+				}
+				if next = page.Next; next == "" {
+					break
+				}
+			}
+			if len(got) != 2 || got[0] != "run1" || got[1] != "run3" {
+				t.Fatalf("paged runs %v, want [run1 run3]", got)
+			}
+		})
+	}
+}
