@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
@@ -48,6 +49,8 @@ type options struct {
 	discoverable    bool
 	logger          *slog.Logger
 	tracerProvider  trace.TracerProvider
+	meterProvider   metric.MeterProvider
+	langfuse        bool
 	shutdownTimeout time.Duration
 	concurrency     int
 	ackWait         time.Duration
@@ -174,7 +177,11 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithTracerProvider sets where spans go (default the global provider).
+// WithTracerProvider sets where spans go and turns on OpenInference
+// tracing (package semantic): run, step and semantic-event spans. Without
+// it, a provider installed globally before Run does the same; with
+// neither, the engine's message and step spans go to the global provider
+// as they always did.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) error {
 		if tp == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -74,6 +75,7 @@ type Runner struct {
 	ready   chan struct{}
 	info    atomic.Pointer[Info]
 	store   atomic.Pointer[storeRef] // set by Run, for RunStatus and ListRuns
+	trace   *semantic.Tracing        // nil: tracing off
 }
 
 // New checks a and the options and returns a runner for it. All problems of
@@ -171,6 +173,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	info.Standalone = r.standalone(info.Embedded)
 	if err := r.serveStatus(ctx, res, b, store); err != nil {
 		return err
+	}
+	if r.trace = r.tracing(); r.trace != nil {
+		defer r.trace.Close() // after the engine: ends the run spans still open
 	}
 	eng, err := r.engine(b, store, info.Standalone, r.o.maxDeliver)
 	if err != nil {
@@ -457,6 +462,9 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
+	}
+	if r.trace != nil {
+		opts = append(opts, r.trace.EngineOptions()...)
 	}
 	eng, err := dispatch.New(r.workflow, b, s, opts...)
 	if err != nil {

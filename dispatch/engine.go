@@ -56,6 +56,7 @@ type Engine struct {
 	config     ConfigResolver
 	observer   Observer
 	observed   bool // an Observer was given: collect what it is told
+	hooks      Hooks
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
 	budget     time.Duration // outage budget for transient failures
@@ -283,6 +284,11 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	if m.Header.Lookup("traceparent") != "" {
 		ctx = bus.ExtractTrace(ctx, m.Header) // continue the publisher's trace
 	}
+	if e.hooks != nil {
+		var done func(error)
+		ctx, done = e.hooks.Deliver(ctx, Delivered{Topic: t, Event: ev, Seq: d.Seq(), NumDelivered: d.NumDelivered()})
+		defer func() { done(err) }()
+	}
 	if e.tracer != nil {
 		var end func(error)
 		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
@@ -366,6 +372,9 @@ func hasAIHub(h bus.Header) bool {
 
 func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) {
 	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
+	if e.hooks != nil {
+		e.hooks.DeadLettered(ctx, d.Msg().Subject, reason)
+	}
 	if err := d.DeadLetter(ctx, reason); err != nil {
 		e.log.ErrorContext(ctx, "dispatch: dead-letter failed", "subject", d.Msg().Subject, "error", err)
 	}

@@ -581,6 +581,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		}
 	}
 	e.noteRunning(ctx, r, t)
+	stepDone := e.stepStart(p, x)
 	outs, callErr := e.call(p)
 	if callErr == nil {
 		for _, o := range outs {
@@ -598,6 +599,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	var evs []event.Event
 	var kept []json.RawMessage
+	if stepDone != nil {
+		defer func() { stepEnd(stepDone, p, evs, callErr) }()
+	}
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
 		now := e.now().UnixNano()
@@ -813,7 +817,7 @@ func clipMessage(s string) string {
 }
 
 func (e *Engine) call(p *plan) ([]event.Event, error) {
-	if e.tracer == nil {
+	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
 		return p.step.Call(p.sc, p.args)
 	}
 	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
@@ -1061,6 +1065,9 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	}
 	e.cache.evict(run)
 	e.observer.TornDown(Teardown{Run: run, Marker: cur})
+	if e.hooks != nil {
+		e.hooks.Ended(ctx, Teardown{Run: run, Marker: cur}, ev)
+	}
 	return nil
 }
 

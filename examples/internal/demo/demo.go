@@ -30,6 +30,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/semantic/otlp"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// address other machines can reach; without it Serve only binds to
 	// loopback addresses.
 	AllowAnonymousRemote bool
+	// Trace exports the runner's spans over OTLP, as the OTEL_* variables
+	// say (by default to http://localhost:4318); the variables alone turn
+	// it on too. Start prints where the spans go.
+	Trace bool
 }
 
 // Env is a running agent and gateway.
@@ -70,6 +75,7 @@ type Env struct {
 	instance   string // agent_id Serve's hint addresses
 	stopHTTP   context.CancelFunc
 	httpDone   chan error
+	exp        *otlp.Exporter // nil: not tracing
 }
 
 // Start starts the agent's runner, connects a gateway to the same NATS
@@ -88,11 +94,18 @@ func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
 	if !o.Platform {
 		opts = append(opts, agent.Standalone())
 	}
+	exp, err := startTracing(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if exp != nil {
+		opts = append(opts, agent.WithTracerProvider(exp.TracerProvider()))
+	}
 	runner, err := agent.New(a, opts...)
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Class: runner.Class(), out: o.Out, runner: runner, runnerDone: make(chan error, 1)}
+	e := &Env{Class: runner.Class(), out: o.Out, runner: runner, runnerDone: make(chan error, 1), exp: exp}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.stopRunner = stop
 	go func() { e.runnerDone <- runner.Run(runCtx) }()
@@ -169,6 +182,34 @@ func (e *Env) Close() {
 	if err := <-e.runnerDone; err != nil {
 		fmt.Fprintf(os.Stderr, "agent runner: %v\n", err)
 	}
+	if e.exp != nil {
+		// After the runner: its last run spans end when it stops.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.exp.Shutdown(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "tracing: spans not sent: %v\n", err)
+		}
+	}
+}
+
+// startTracing sets up OTLP export when o.Trace or the environment asks
+// for it, and prints where the spans go.
+func startTracing(ctx context.Context, o Options) (*otlp.Exporter, error) {
+	if !o.Trace && !otlp.Enabled() {
+		return nil, nil
+	}
+	if !otlp.Enabled() {
+		// -trace without an endpoint: the exporter's default one.
+		if err := os.Setenv("OTEL_TRACES_EXPORTER", "otlp"); err != nil {
+			return nil, err
+		}
+	}
+	exp, err := otlp.Setup(ctx)
+	if err != nil || exp == nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Out, "tracing: spans go to %s (OTLP %s)\n", exp.Where(), exp.Protocol())
+	return exp, nil
 }
 
 // listen serves the gateway on a loopback port, once.

@@ -1,0 +1,371 @@
+package semantic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/saap-go/agent/event"
+)
+
+// OpenInference span kinds of the semantic events.
+const (
+	KindLLM       = "LLM"
+	KindRetriever = "RETRIEVER"
+	KindReranker  = "RERANKER"
+	KindEmbedding = "EMBEDDING"
+	KindTool      = "TOOL"
+	KindChain     = "CHAIN"
+	KindAgent     = "AGENT"
+	KindGuardrail = "GUARDRAIL"
+)
+
+// SpanKindKey is the OpenInference attribute naming a span's kind.
+const SpanKindKey = "openinference.span.kind"
+
+// ErrNoConvention is returned for an event without OpenInference
+// attributes: one that is not a semantic event, or the bare SemanticEvent.
+var ErrNoConvention = errors.New("semantic: the event has no OpenInference attributes")
+
+// attr is one attribute with a JSON-typed value: string, int64, float64,
+// bool, []float64, map[string]any, []any or, inside those, nil.
+type attr struct {
+	key string
+	val any
+}
+
+// Convention returns the OpenInference attributes of a semantic event as
+// the reference computes them, keyed by attribute name. Values have the
+// reference's JSON types: strings (JSON-encoded ones included), int64,
+// float64, []float64, and for the two attributes that hold a structure
+// itself (llm.prompt_template.variables, llm.tools) map[string]any and
+// []any. An event that is not semantic returns ErrNoConvention.
+func Convention(ev event.Event) (map[string]any, error) {
+	as, err := convention(ev)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, len(as))
+	for _, a := range as {
+		m[a.key] = a.val
+	}
+	return m, nil
+}
+
+// Attributes returns the OpenInference attributes of a semantic event as
+// span attributes, in the reference's order. Structures become OTel map
+// and slice values. An event that is not semantic returns ErrNoConvention.
+func Attributes(ev event.Event) ([]attribute.KeyValue, error) {
+	as, err := convention(ev)
+	if err != nil {
+		return nil, err
+	}
+	kvs := make([]attribute.KeyValue, len(as))
+	for i, a := range as {
+		kvs[i] = attribute.KeyValue{Key: attribute.Key(a.key), Value: otelValue(a.val)}
+	}
+	return kvs, nil
+}
+
+func otelValue(v any) attribute.Value {
+	switch v := v.(type) {
+	case string:
+		return attribute.StringValue(v)
+	case int64:
+		return attribute.Int64Value(v)
+	case float64:
+		return attribute.Float64Value(v)
+	case bool:
+		return attribute.BoolValue(v)
+	case []float64:
+		return attribute.Float64SliceValue(v)
+	case []any:
+		vs := make([]attribute.Value, len(v))
+		for i, e := range v {
+			vs[i] = otelValue(e)
+		}
+		return attribute.SliceValue(vs...)
+	case map[string]any:
+		kvs := make([]attribute.KeyValue, 0, len(v))
+		for _, k := range sortedKeys(v) {
+			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(k), Value: otelValue(v[k])})
+		}
+		return attribute.MapValue(kvs...)
+	}
+	return attribute.Value{} // JSON null
+}
+
+// convention dispatches on the most specific semantic base ev embeds, so
+// an application's own subclass maps like its base.
+func convention(ev event.Event) ([]attr, error) {
+	if ev == nil {
+		return nil, fmt.Errorf("%w: nil event", ErrNoConvention)
+	}
+	var c conv
+	switch {
+	case find[event.ExceptionEvent](ev) != nil:
+		e := find[event.ExceptionEvent](ev)
+		// No span kind and no filter of unset values.
+		return []attr{{"exception.type", statusCode(e)}, {"exception.message", e.Message}}, nil
+	case find[event.LLMEvent](ev) != nil:
+		c.llm(find[event.LLMEvent](ev))
+	case find[event.RetrieverEvent](ev) != nil:
+		c.kind(KindRetriever)
+		c.documents("retrieval.documents", find[event.RetrieverEvent](ev).Nodes)
+	case find[event.RerankerEvent](ev) != nil:
+		e := find[event.RerankerEvent](ev)
+		c.kind(KindReranker)
+		c.str("reranker.query", e.Query)
+		c.str("reranker.model_name", e.RerankModelName)
+		c.int("reranker.top_k", e.TopN)
+		c.documents("reranker.input_documents", e.InputNodes)
+		c.documents("reranker.output_documents", e.OutputNodes)
+	case find[event.EmbeddingEvent](ev) != nil:
+		e := find[event.EmbeddingEvent](ev)
+		c.kind(KindEmbedding)
+		c.str("embedding.model_name", e.EmbeddingModelName)
+		for i, em := range e.Embeddings {
+			p := "embedding.embeddings." + strconv.Itoa(i) + ".embedding."
+			c.str(p+"text", em.Text)
+			if em.Vector != nil {
+				c.add(p+"vector", em.Vector)
+			}
+		}
+	case find[event.ToolEvent](ev) != nil:
+		e := find[event.ToolEvent](ev)
+		c.kind(KindTool)
+		c.str("tool.name", e.Name)
+		c.str("tool.description", e.Description)
+		c.dumps("tool.json_schema", e.JSONSchema)
+		c.dumps("tool.parameters", e.Parameters)
+	case find[event.ChainEvent](ev) != nil:
+		c.kind(KindChain)
+		c.dumps("metadata", find[event.ChainEvent](ev).Metadata)
+	case find[event.AgentEvent](ev) != nil:
+		c.kind(KindAgent)
+	case find[event.GuardEvent](ev) != nil:
+		c.kind(KindGuardrail)
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrNoConvention, event.Name(ev))
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("semantic: %s: %w", event.Name(ev), c.err)
+	}
+	return c.as, nil
+}
+
+// conv collects attributes, dropping unset values as the reference does.
+type conv struct {
+	as  []attr
+	err error
+}
+
+func (c *conv) add(k string, v any) { c.as = append(c.as, attr{k, v}) }
+
+func (c *conv) kind(k string) { c.add(SpanKindKey, k) }
+
+func (c *conv) str(k string, v *string) {
+	if v != nil {
+		c.add(k, *v)
+	}
+}
+
+func (c *conv) int(k string, v *int64) {
+	if v != nil {
+		c.add(k, *v)
+	}
+}
+
+// dumps adds the JSON string of v, "null" when unset: never dropped.
+func (c *conv) dumps(k string, v any) {
+	s, err := pyDumps(v)
+	if err != nil {
+		c.err = errors.Join(c.err, fmt.Errorf("%s: %w", k, err))
+		return
+	}
+	c.add(k, s)
+}
+
+func (c *conv) llm(e *event.LLMEvent) {
+	c.kind(KindLLM)
+	c.dumps("llm.invocation_parameters", e.InvocationParameters)
+	c.str("llm.model_name", e.ChatModelName)
+	c.str("llm.provider", e.Provider)
+	c.str("llm.system", e.System)
+	c.str("llm.prompt_template.template", e.PromptTemplate)
+	if e.PromptTemplateVariables != nil {
+		m := make(map[string]any, len(e.PromptTemplateVariables))
+		for k, v := range e.PromptTemplateVariables {
+			m[k] = v
+		}
+		c.add("llm.prompt_template.variables", m)
+	}
+	c.str("llm.prompt_template.version", e.PromptTemplateVersion)
+	c.int("llm.token_count.prompt", e.TokenCountPrompt)
+	c.int("llm.token_count.completion", e.TokenCountCompletion)
+	c.int("llm.token_count.total", e.TokenCountTotal)
+	if e.Tools != nil {
+		l := make([]any, len(e.Tools))
+		for i, t := range e.Tools {
+			m, err := rawMap(t)
+			if err != nil {
+				c.err = errors.Join(c.err, fmt.Errorf("llm.tools: %w", err))
+			}
+			l[i] = m
+		}
+		c.add("llm.tools", l)
+	}
+	c.messages("llm.input_messages", e.InputMessages)
+	c.messages("llm.output_messages", e.OutputMessages)
+}
+
+func (c *conv) messages(prefix string, ms []event.Message) {
+	for i := range ms {
+		m := &ms[i]
+		p := prefix + "." + strconv.Itoa(i) + ".message."
+		c.add(p+"role", m.Role)
+		c.add(p+"content", m.Content()) // never unset, may be ""
+		c.str(p+"name", m.Name)
+		if m.ToolCalls != nil {
+			c.dumps(p+"tool_calls", m.ToolCalls)
+		}
+		c.str(p+"function_call_name", m.FunctionCallName)
+		if m.FunctionCallArgumentsJSON != nil {
+			c.dumps(p+"function_call_arguments_json", m.FunctionCallArgumentsJSON)
+		}
+		c.str(p+"tool_call_id", m.ToolCallID)
+		for j, b := range m.Contents {
+			q := p + "contents." + strconv.Itoa(j) + "."
+			c.add(q+"message_content.type", b.Type)
+			switch b.Type {
+			case "text":
+				c.add(q+"message_content.text", b.Text)
+			case "image":
+				c.str(q+"message_content.image.image.url", b.URL)
+			case "audio":
+				// The reference's audio keys have no message_content segment.
+				c.str(q+"audio.url", b.URL)
+				c.str(q+"audio.mime_type", b.MimeType)
+			}
+		}
+	}
+}
+
+func (c *conv) documents(prefix string, nodes []event.IngestedNode) {
+	for i := range nodes {
+		n := &nodes[i]
+		p := prefix + "." + strconv.Itoa(i) + ".document."
+		c.add(p+"id", n.ID)
+		if n.Score != nil {
+			c.add(p+"score", *n.Score)
+		}
+		c.add(p+"content", n.Content)
+		c.dumps(p+"metadata", []pyField{
+			{"document_id", n.DocumentID},
+			{"source", n.Source},
+			{"source_origin", n.SourceOrigin},
+			{"namespace", n.Namespace},
+			{"number_of_pages", n.NumberOfPages},
+			{"document_title", n.DocumentTitle},
+			{"language", n.Language},
+			{"version", n.Version},
+			{"created_at", n.CreatedAt},
+			{"updated_at", n.UpdatedAt},
+			{"inserted_at", n.InsertedAt},
+		})
+	}
+}
+
+// rawMap decodes a map of raw JSON values into JSON-typed values.
+func rawMap(m map[string]json.RawMessage) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]any, len(m))
+	var errs error
+	for k, raw := range m {
+		v, err := rawValue(raw)
+		errs = errors.Join(errs, err)
+		out[k] = v
+	}
+	return out, errs
+}
+
+func rawValue(raw json.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON value: %w", err)
+	}
+	return numbers(v), nil
+}
+
+// numbers turns json.Number into int64 where integral, else float64.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+// find returns the T that ev is or embeds (at any depth), or nil.
+func find[T any](ev event.Event) *T {
+	if t, ok := any(ev).(*T); ok {
+		return t
+	}
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	want := reflect.TypeFor[T]()
+	level := []reflect.Value{v.Elem()}
+	for len(level) > 0 {
+		var next []reflect.Value
+		for _, s := range level {
+			for i := range s.NumField() {
+				f := s.Type().Field(i)
+				if !f.Anonymous || f.Type.Kind() != reflect.Struct {
+					continue
+				}
+				fv := s.Field(i)
+				if f.Type == want {
+					return fv.Addr().Interface().(*T)
+				}
+				next = append(next, fv)
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
+// statusCode is the http_status_code as written on the wire: the zero
+// value is written as the default, 500.
+func statusCode(e *event.ExceptionEvent) int64 {
+	if e.HTTPStatusCode == 0 {
+		return 500
+	}
+	return int64(e.HTTPStatusCode)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package semantic_test
+
+const raceEnabled = false

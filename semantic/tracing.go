@@ -1,0 +1,524 @@
+package semantic
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// ScopeName is the instrumentation scope of the spans and metrics.
+const ScopeName = "github.com/saap-go/agent/semantic"
+
+// Version is the instrumentation scope's version.
+const Version = "0.1.0"
+
+// Tracing turns an engine's work into OpenInference spans and OTel
+// metrics. Install it with EngineOptions (the agent runtime does). It is
+// safe for concurrent use by several engines.
+type Tracing struct {
+	tracer   trace.Tracer
+	tracing  bool // the provider is not a no-op one
+	langfuse bool
+	m        *metrics // nil: metrics off
+	runs     *openRuns
+}
+
+// Option configures Tracing.
+type Option func(*config)
+
+type config struct {
+	tp       trace.TracerProvider
+	mp       metric.MeterProvider
+	langfuse bool
+	maxRuns  int
+	maxAge   time.Duration
+}
+
+// WithTracerProvider sets where spans go (default the global provider).
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
+
+// WithMeterProvider sets where metrics go (default the global provider).
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
+
+// WithLangfuse adds the langfuse.* attributes Langfuse reads: trace name,
+// session and user on the run span, observation types on the semantic
+// spans, model and token usage on LLM spans.
+func WithLangfuse() Option { return func(c *config) { c.langfuse = true } }
+
+// WithRunSpans bounds the run spans kept open until their run ends
+// (default 10 000, at most 10 minutes each). A run span still open past
+// either bound ends early, marked saap.run.open: its run went on.
+func WithRunSpans(max int, maxAge time.Duration) Option {
+	return func(c *config) { c.maxRuns, c.maxAge = max, maxAge }
+}
+
+// New returns Tracing with the given options. With no-op providers it
+// does nothing at all.
+func New(opts ...Option) *Tracing {
+	c := config{maxRuns: 10000, maxAge: 10 * time.Minute}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.tp == nil {
+		c.tp = otel.GetTracerProvider()
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	t := &Tracing{
+		tracer:   c.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version)),
+		tracing:  !isNoopTracing(c.tp),
+		langfuse: c.langfuse,
+		runs:     newOpenRuns(max(c.maxRuns, 1), c.maxAge),
+	}
+	if !isNoopMetrics(c.mp) {
+		t.m = newMetrics(c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
+	}
+	return t
+}
+
+func isNoopTracing(tp trace.TracerProvider) bool {
+	switch tp.(type) {
+	case tracenoop.TracerProvider, *tracenoop.TracerProvider:
+		return true
+	}
+	return false
+}
+
+func isNoopMetrics(mp metric.MeterProvider) bool {
+	switch mp.(type) {
+	case metricnoop.MeterProvider, *metricnoop.MeterProvider:
+		return true
+	}
+	return false
+}
+
+// EngineOptions installs t in an engine: its hooks and, when it traces,
+// its tracer for the engine's message spans and step.Context.Tracer.
+func (t *Tracing) EngineOptions() []dispatch.Option {
+	if !t.tracing {
+		return []dispatch.Option{dispatch.WithHooks(t)}
+	}
+	return []dispatch.Option{dispatch.WithHooks(t), dispatch.WithTracer(t.tracer)}
+}
+
+// Tracer is the tracer t starts its spans with.
+func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
+
+// Close ends the run spans still open (their runs go on elsewhere or
+// later). Call it when the engines using t stop, before the tracer
+// provider shuts down.
+func (t *Tracing) Close() { t.runs.closeAll() }
+
+var _ dispatch.Hooks = (*Tracing)(nil)
+
+// Span and attribute names.
+const (
+	attrClass      = "saap.agent.class"
+	attrAgentID    = "saap.agent.id"
+	attrThread     = "saap.thread.id"
+	attrRun        = "saap.run.id"
+	attrSession    = "session.id"
+	attrUser       = "user.id"
+	attrStep       = "saap.step.name"
+	attrTrigger    = "saap.step.trigger"
+	attrTriggerID  = "saap.step.trigger_id"
+	attrAttempt    = "saap.step.attempt"
+	attrIdemKey    = "saap.step.idempotency_key"
+	attrRerun      = "saap.step.rerun"
+	attrOutcome    = "saap.step.outcome"
+	attrEventName  = "saap.event.name"
+	attrEventID    = "saap.event.id"
+	attrRunOpen    = "saap.run.open"
+	attrRunOutcome = "saap.run.outcome"
+)
+
+// Outcomes of steps and runs.
+const (
+	OutcomeOK        = "ok"
+	OutcomeError     = "error"
+	OutcomeCompleted = "completed"
+	OutcomeCrashed   = "crashed"
+)
+
+// The run span's context travels in the W3C trace state under this key, as
+// "<span id>-<run digest>" entries joined by ".", the newest run first
+// (a delegate's callers follow it), so every hop of the run, on any replica, can
+// parent its spans to the run span without shared state.
+const stateKey = "saap"
+
+type ctxKey struct{}
+
+// handling is what a delivery's context carries for the step spans.
+type handling struct {
+	attempt uint64
+}
+
+func nopDeliver(error)            {}
+func nopStep(dispatch.StepResult) {}
+func (t *Tracing) off() bool      { return !t.tracing && t.m == nil }
+func runKey(tp topic.Agent) dispatch.RunKey {
+	return dispatch.RunKey{Class: tp.Class, Run: tp.Run}
+}
+
+// Deliver starts the run span for a StartEvent, or puts a later event's
+// handling under the run span its trace state names.
+func (t *Tracing) Deliver(ctx context.Context, d dispatch.Delivered) (context.Context, func(error)) {
+	if t.off() {
+		return ctx, nopDeliver
+	}
+	return t.deliver(ctx, d) // apart, so that the path above allocates nothing
+}
+
+func (t *Tracing) deliver(ctx context.Context, d dispatch.Delivered) (context.Context, func(error)) {
+	ctx = context.WithValue(ctx, ctxKey{}, &handling{attempt: d.NumDelivered})
+	start := event.IsStart(d.Event)
+	if !t.tracing {
+		if !start {
+			return ctx, nopDeliver
+		}
+		return ctx, func(err error) {
+			if err == nil {
+				t.m.runStarted(ctx, d.Topic.Class)
+			}
+		}
+	}
+	if !start {
+		sc := trace.SpanContextFromContext(ctx)
+		if id, ok := runSpanOf(sc.TraceState(), d.Topic); ok {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, sc.WithSpanID(id))
+		}
+		return ctx, nopDeliver
+	}
+	ctx, span := t.tracer.Start(ctx, "run "+d.Topic.Class,
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(t.runAttrs(d)...))
+	if sc := span.SpanContext(); sc.IsValid() {
+		if ts, err := sc.TraceState().Insert(stateKey, stateValue(sc.TraceState(), sc.SpanID(), d.Topic)); err == nil {
+			ctx = trace.ContextWithSpanContext(ctx, sc.WithTraceState(ts))
+		}
+	}
+	key := runKey(d.Topic)
+	t.runs.put(key, span)
+	return ctx, func(err error) {
+		if err == nil {
+			if t.m != nil {
+				t.m.runStarted(ctx, d.Topic.Class)
+			}
+			return
+		}
+		// This attempt did not start the run; a redelivery makes another.
+		if s := t.runs.take(key); s != nil {
+			s.RecordError(err)
+			s.SetStatus(codes.Error, err.Error())
+			s.End()
+		}
+	}
+}
+
+func (t *Tracing) runAttrs(d dispatch.Delivered) []attribute.KeyValue {
+	tp := d.Topic
+	as := []attribute.KeyValue{
+		attribute.String(SpanKindKey, KindAgent),
+		attribute.String(attrClass, tp.Class),
+		attribute.String(attrAgentID, tp.ID),
+		attribute.String(attrThread, tp.Thread),
+		attribute.String(attrSession, tp.Thread),
+		attribute.String(attrRun, tp.Run),
+		attribute.String(attrEventName, event.Name(d.Event)),
+		attribute.String(attrEventID, d.Event.EventBase().EventID),
+	}
+	user := ""
+	if um := find[event.UserMessageEvent](d.Event); um != nil && um.User != nil {
+		user = um.User.ID
+		as = append(as, attribute.String(attrUser, user))
+	}
+	if t.langfuse {
+		as = append(as,
+			attribute.String("langfuse.trace.name", tp.Class),
+			attribute.String("langfuse.session.id", tp.Thread),
+			attribute.String("langfuse.trace.metadata.agent_class", tp.Class),
+			attribute.String("langfuse.trace.metadata.agent_id", tp.ID),
+			attribute.String("langfuse.trace.metadata.run_id", tp.Run),
+			attribute.String("langfuse.observation.type", "agent"),
+		)
+		if user != "" {
+			as = append(as, attribute.String("langfuse.user.id", user))
+		}
+	}
+	return as
+}
+
+// runDigest names a run in the trace state: an answer that comes back from
+// another run (a delegate's) carries that run's span, which must not be
+// taken for this run's.
+func runDigest(tp topic.Agent) string {
+	sum := sha256.Sum256([]byte(tp.Class + "\x00" + tp.Run))
+	return hex.EncodeToString(sum[:4])
+}
+
+// maxRunsInState bounds the runs the trace state names: a delegation
+// chain deeper than this loses its outermost runs' spans.
+const maxRunsInState = 8
+
+// stateValue names the run span of tp first, then the runs ts names
+// already (the callers of a delegated run), so that an answer coming back
+// from a delegate finds its caller's run span.
+func stateValue(ts trace.TraceState, span trace.SpanID, tp topic.Agent) string {
+	digest := runDigest(tp)
+	entries := []string{span.String() + "-" + digest}
+	for e := range strings.SplitSeq(ts.Get(stateKey), ".") {
+		if len(entries) == maxRunsInState {
+			break
+		}
+		if _, d, ok := strings.Cut(e, "-"); ok && d != digest {
+			entries = append(entries, e)
+		}
+	}
+	return strings.Join(entries, ".")
+}
+
+// runSpanOf reads the run span id of the run of tp from a trace state.
+func runSpanOf(ts trace.TraceState, tp topic.Agent) (trace.SpanID, bool) {
+	v := ts.Get(stateKey)
+	if v == "" {
+		return trace.SpanID{}, false
+	}
+	digest := runDigest(tp)
+	for e := range strings.SplitSeq(v, ".") {
+		if id, d, ok := strings.Cut(e, "-"); ok && d == digest {
+			sid, err := trace.SpanIDFromHex(id)
+			return sid, err == nil
+		}
+	}
+	return trace.SpanID{}, false
+}
+
+// Step starts the span of a step execution; done adds a span per semantic
+// event the step published, ends the step's span and records the metrics.
+func (t *Tracing) Step(ctx context.Context, s dispatch.StepCall) (context.Context, func(dispatch.StepResult)) {
+	if t.off() {
+		return ctx, nopStep
+	}
+	return t.step(ctx, s)
+}
+
+func (t *Tracing) step(ctx context.Context, s dispatch.StepCall) (context.Context, func(dispatch.StepResult)) {
+	start := time.Now()
+	var attempt uint64
+	if h, ok := ctx.Value(ctxKey{}).(*handling); ok {
+		attempt = h.attempt
+	}
+	var span trace.Span
+	if t.tracing {
+		ctx, span = t.tracer.Start(ctx, "step "+s.Step, trace.WithTimestamp(start),
+			trace.WithAttributes(t.stepAttrs(s, attempt)...))
+	}
+	return ctx, func(r dispatch.StepResult) {
+		outcome := OutcomeOK
+		if r.Err != nil {
+			outcome = OutcomeError
+		}
+		if span != nil {
+			t.endStep(ctx, span, start, r, outcome)
+		}
+		if t.m != nil {
+			t.m.stepDone(ctx, s, outcome, time.Since(start), r.Outputs)
+		}
+	}
+}
+
+func (t *Tracing) stepAttrs(s dispatch.StepCall, attempt uint64) []attribute.KeyValue {
+	run := s.Context.Run()
+	as := []attribute.KeyValue{
+		attribute.String(SpanKindKey, KindChain),
+		attribute.String(attrClass, run.Class),
+		attribute.String(attrRun, run.RunID),
+		attribute.String(attrSession, run.ThreadID),
+		attribute.String(attrStep, s.Step),
+		attribute.String(attrIdemKey, s.Context.IdempotencyKey()),
+		attribute.Bool(attrRerun, s.Rerun),
+		attribute.Int64(attrAttempt, int64(attempt)),
+	}
+	if tr := run.Trigger; tr != nil {
+		as = append(as, attribute.String(attrTrigger, event.Name(tr)), attribute.String(attrTriggerID, tr.EventBase().EventID))
+	}
+	if t.langfuse {
+		as = append(as, attribute.String("langfuse.session.id", run.ThreadID), attribute.String("langfuse.observation.type", "chain"))
+	}
+	return as
+}
+
+func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r dispatch.StepResult, outcome string) {
+	// A semantic event's span runs from the end of the one before (the
+	// step's start for the first) to the event's created_at.
+	prev := start
+	for _, o := range r.Outputs {
+		if req := find[event.AgentInTheLoopRequestEvent](o); req != nil {
+			t.delegation(ctx, req, o)
+			continue
+		}
+		if !event.IsSemantic(o) {
+			continue
+		}
+		end := time.Unix(0, o.EventBase().CreatedAt)
+		if o.EventBase().CreatedAt == 0 {
+			end = time.Now()
+		}
+		from := prev
+		if end.Before(from) {
+			from = end
+		}
+		as, _ := Attributes(o) // a bare SemanticEvent has none: its span still shows it happened
+		as = append(as, attribute.String(attrEventName, event.Name(o)), attribute.String(attrEventID, o.EventBase().EventID))
+		if t.langfuse {
+			as = append(as, langfuseAttrs(o)...)
+		}
+		_, es := t.tracer.Start(ctx, event.Name(o), trace.WithTimestamp(from), trace.WithAttributes(as...))
+		if exc := find[event.ExceptionEvent](o); exc != nil {
+			es.RecordError(errors.New(exc.Message), trace.WithTimestamp(end),
+				trace.WithAttributes(attribute.Int64("exception.type", statusCode(exc))))
+			es.SetStatus(codes.Error, exc.Message)
+		}
+		es.End(trace.WithTimestamp(end))
+		prev = end
+	}
+	span.SetAttributes(attribute.String(attrOutcome, outcome))
+	if r.Err != nil {
+		as := []attribute.KeyValue{attribute.String("error.reference", r.Reference)}
+		var pe *step.PanicError
+		if errors.As(r.Err, &pe) {
+			as = append(as, attribute.String("exception.stacktrace", string(pe.Stack)))
+		}
+		span.RecordError(r.Err, trace.WithAttributes(as...))
+		msg, ok := step.UserMessage(r.Err)
+		if !ok {
+			msg = "the agent failed; reference " + r.Reference
+		}
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End()
+}
+
+// delegation records the delegation an AITL request starts: a producer
+// span under the step. The delegate's run continues the same trace.
+func (t *Tracing) delegation(ctx context.Context, req *event.AgentInTheLoopRequestEvent, o event.Event) {
+	target := ""
+	as := []attribute.KeyValue{attribute.String(SpanKindKey, KindAgent), attribute.String(attrEventID, o.EventBase().EventID)}
+	if tp := req.OtherAgentTopic; tp != nil {
+		if tp.AgentClass != nil {
+			target = *tp.AgentClass
+			as = append(as, attribute.String("saap.delegate.class", target))
+		}
+		if tp.AgentID != nil {
+			as = append(as, attribute.String("saap.delegate.agent_id", *tp.AgentID))
+		}
+	}
+	if req.TimeoutSeconds != nil {
+		as = append(as, attribute.Float64("saap.delegate.timeout_seconds", *req.TimeoutSeconds))
+	}
+	_, span := t.tracer.Start(ctx, "delegate "+target, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(as...))
+	span.End()
+}
+
+// langfuseAttrs are the observation attributes of a semantic event.
+func langfuseAttrs(o event.Event) []attribute.KeyValue {
+	var as []attribute.KeyValue
+	if exc := find[event.ExceptionEvent](o); exc != nil {
+		return append(as, attribute.String("langfuse.observation.level", "ERROR"),
+			attribute.String("langfuse.observation.status_message", exc.Message))
+	}
+	if l := find[event.LLMEvent](o); l != nil {
+		as = append(as, attribute.String("langfuse.observation.type", "generation"))
+		if l.ChatModelName != nil {
+			as = append(as, attribute.String("langfuse.observation.model.name", *l.ChatModelName))
+		}
+		var usage []string
+		for _, u := range []struct {
+			k string
+			v *int64
+		}{{"input", l.TokenCountPrompt}, {"output", l.TokenCountCompletion}, {"total", l.TokenCountTotal}} {
+			if u.v != nil {
+				usage = append(usage, strconv.Quote(u.k)+": "+strconv.FormatInt(*u.v, 10))
+			}
+		}
+		if usage != nil {
+			as = append(as, attribute.String("langfuse.observation.usage_details", "{"+strings.Join(usage, ", ")+"}"))
+		}
+		return as
+	}
+	types := []struct {
+		has func(event.Event) bool
+		typ string
+	}{
+		{func(e event.Event) bool { return find[event.ToolEvent](e) != nil }, "tool"},
+		{func(e event.Event) bool { return find[event.ChainEvent](e) != nil }, "chain"},
+		{func(e event.Event) bool { return find[event.AgentEvent](e) != nil }, "agent"},
+		{func(e event.Event) bool { return find[event.RetrieverEvent](e) != nil }, "retriever"},
+		{func(e event.Event) bool { return find[event.EmbeddingEvent](e) != nil }, "embedding"},
+		{func(e event.Event) bool { return find[event.GuardEvent](e) != nil }, "guardrail"},
+	}
+	for _, ty := range types {
+		if ty.has(o) {
+			return append(as, attribute.String("langfuse.observation.type", ty.typ))
+		}
+	}
+	return append(as, attribute.String("langfuse.observation.type", "span"))
+}
+
+// Ended ends the run span, if this process holds it, and counts the run.
+func (t *Tracing) Ended(ctx context.Context, td dispatch.Teardown, terminal event.Event) {
+	if t.off() {
+		return
+	}
+	crashed := td.Marker == dispatch.Crashed
+	if t.m != nil {
+		t.m.runEnded(ctx, td.Run.Class, crashed)
+	}
+	span := t.runs.take(td.Run)
+	if span == nil {
+		return
+	}
+	outcome := OutcomeCompleted
+	if crashed {
+		outcome = OutcomeCrashed
+		msg := "the run crashed"
+		if exc := find[event.ExceptionEvent](terminal); exc != nil {
+			msg = exc.Message
+		}
+		span.SetStatus(codes.Error, msg)
+	}
+	span.SetAttributes(attribute.String(attrRunOutcome, outcome))
+	span.End()
+}
+
+// DeadLettered counts a dead letter.
+func (t *Tracing) DeadLettered(ctx context.Context, subject, reason string) {
+	if t.m == nil {
+		return
+	}
+	class := ""
+	if tp, err := topic.ParseAgent(subject); err == nil {
+		class = tp.Class
+	}
+	t.m.deadLetter(ctx, class)
+	trace.SpanFromContext(ctx).AddEvent("dead letter", trace.WithAttributes(attribute.String("reason", reason)))
+}
