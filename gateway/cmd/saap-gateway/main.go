@@ -2,7 +2,9 @@
 // server: it discovers their classes, serves their endpoints (SSE and
 // blocking) and the OpenAI-compatible /v1/chat/completions, and the open
 // protocols: AG-UI (POST /agui/{Class}/{agent_id}), MCP over streamable
-// HTTP (/mcp) and the platform UI's WebSocket stream (/events/ws).
+// HTTP (/mcp), A2A (/a2a/{Class}/{agent_id} and its agent card) and the
+// platform UI's WebSocket stream (/events/ws); and the submission routes
+// of the process classes found at start (/processes/...).
 //
 // Usage:
 //
@@ -33,6 +35,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,12 +43,15 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/gateway/a2a"
 	"github.com/saap-go/agent/gateway/agui"
 	"github.com/saap-go/agent/gateway/mcp"
 	"github.com/saap-go/agent/gateway/ws"
 	"github.com/saap-go/agent/hitl"
+	"github.com/saap-go/agent/process"
 )
 
 // options are the command's flags.
@@ -142,9 +148,43 @@ func run(log *slog.Logger, o options) error {
 	agui.Mount(gw)
 	mcp.Mount(gw, mcp.Options{})
 	ws.Mount(gw, ws.Options{})
+	a2a.Mount(gw, a2a.Config{})
+	if err := mountProcesses(ctx, gw, b, o.window, log); err != nil {
+		return err
+	}
 	return gw.ListenAndServe(ctx, addr, func(a net.Addr) {
 		fmt.Printf("saap-gateway listening on http://%s (NATS %s)\n", a, cfg.URL)
 	})
+}
+
+// mountProcesses serves the submission routes of the process classes that
+// answer discovery at start, with the callers checked against each work
+// request. Processes started later need a restart of the gateway.
+func mountProcesses(ctx context.Context, gw *gateway.Gateway, b *natsbus.Bus, wait time.Duration, log *slog.Logger) error {
+	answers, err := process.Discover(ctx, b, wait)
+	if err != nil {
+		return fmt.Errorf("discover processes: %w", err)
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	st, err := kvstore.New(ctx, b.JetStream(), kvstore.Config{})
+	if err != nil {
+		return fmt.Errorf("process state store: %w", err)
+	}
+	sub, err := process.NewSubmitterFromDiscovery(b, st, answers...)
+	if err != nil {
+		return err
+	}
+	identify := func(r *http.Request) (*event.UserIdentity, error) {
+		if u, ok := gateway.UserFrom(r.Context()); ok {
+			return u, nil
+		}
+		return nil, gateway.ErrUnauthenticated
+	}
+	gw.Mount("/processes/", gw.Guard(sub.Handler(identify), nil))
+	log.Info("saap-gateway: process submissions", "classes", sub.Classes())
+	return nil
 }
 
 // loopbackHost reports whether addr's host is a loopback IP or localhost.
