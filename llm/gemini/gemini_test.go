@@ -4,13 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,75 +14,29 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/saap-go/agent/llm"
+	"github.com/saap-go/agent/llm/internal/replaytest"
 )
 
-// replay is a test server that answers every request with one recorded
-// body, as the provider would, and keeps the request bodies it got.
-type replay struct {
-	status int
-	header http.Header
-	body   []byte
-	mu     sync.Mutex
-	got    [][]byte
-}
-
-func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	b, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.got = append(r.got, b)
-	r.mu.Unlock()
-	for k, vs := range r.header {
-		w.Header()[k] = vs
-	}
-	if r.status == 0 || r.status == http.StatusOK {
-		if strings.Contains(req.URL.Path, ":streamGenerateContent") {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	if r.status != 0 {
-		w.WriteHeader(r.status)
-	}
-	_, _ = w.Write(r.body)
-}
-
-func (r *replay) request(t *testing.T) map[string]any {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.got) == 0 {
-		t.Fatal("the server got no request")
-	}
-	var m map[string]any
-	if err := json.Unmarshal(r.got[len(r.got)-1], &m); err != nil {
-		t.Fatalf("request body is not JSON: %v", err)
-	}
-	return m
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+// geminiStreaming tells a streaming call by its method in the path.
+func geminiStreaming(req *http.Request, _ []byte) bool {
+	return strings.Contains(req.URL.Path, ":streamGenerateContent")
 }
 
 // server starts a replay of the named fixture and a provider pointed at it.
-func server(t testing.TB, status int, header http.Header, name string) (*Provider, *replay) {
+func server(t testing.TB, status int, header http.Header, name string) (*Provider, *replaytest.Server) {
 	t.Helper()
-	r := &replay{status: status, header: header, body: fixture(t, name)}
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
+	r, srv := replaytest.Start(t, status, header, name, geminiStreaming)
 	p, err := New(WithBaseURL(srv.URL), WithAPIKey("gm-test"), WithHTTPClient(srv.Client()), noRetries)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, r
+}
+
+// open is server for a successful answer.
+func open(t testing.TB, name string) llm.Provider {
+	p, _ := server(t, 200, nil, name)
+	return p
 }
 
 // noRetries makes the SDK answer at the first failure.
@@ -95,56 +45,21 @@ var noRetries = WithClientConfig(func(c *genai.ClientConfig) {
 	c.HTTPOptions.RetryOptions = &genai.HTTPRetryOptions{Attempts: &one}
 })
 
-func question() *llm.Request {
-	return &llm.Request{Messages: []llm.Message{llm.UserText("What is the capital of Switzerland?")}}
-}
-
-func collect(t *testing.T, name string) (*llm.Response, error) {
-	t.Helper()
-	p, _ := server(t, 200, nil, name)
-	s, err := p.Stream(context.Background(), question())
-	if err != nil {
-		t.Fatalf("Stream(%s): %v", name, err)
-	}
-	return llm.Collect(s)
-}
-
-func generate(t *testing.T, name string) *llm.Response {
-	t.Helper()
-	p, _ := server(t, 200, nil, name)
-	r, err := p.Generate(context.Background(), question())
-	if err != nil {
-		t.Fatalf("Generate(%s): %v", name, err)
-	}
-	return r
-}
-
 // TestCollectEqualsGenerate is the accumulator property: a stream
 // collected equals the non-streaming answer of the same response.
 func TestCollectEqualsGenerate(t *testing.T) {
-	for _, tc := range []struct{ stream, answer string }{
-		{"text.sse", "text.json"},
-		{"tools.sse", "tools.json"},
-		{"thinking.sse", "thinking.json"},
-		{"refusal.sse", "refusal.json"},
-		{"unknown.sse", "text.json"},
-	} {
-		t.Run(tc.stream, func(t *testing.T) {
-			got, err := collect(t, tc.stream)
-			if err != nil {
-				t.Fatalf("Collect: %v", err)
-			}
-			want := generate(t, tc.answer)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("Collect(Stream) differs from Generate (-generate +collect):\n%s", d)
-			}
-		})
-	}
+	replaytest.CollectEqualsGenerate(t, open, []replaytest.Pair{
+		{Stream: "text.sse", Answer: "text.json"},
+		{Stream: "tools.sse", Answer: "tools.json"},
+		{Stream: "thinking.sse", Answer: "thinking.json"},
+		{Stream: "refusal.sse", Answer: "refusal.json"},
+		{Stream: "unknown.sse", Answer: "text.json"},
+	})
 }
 
 func TestStreamText(t *testing.T) {
 	p, rep := server(t, 200, nil, "text.sse")
-	s, err := p.Stream(context.Background(), question())
+	s, err := p.Stream(context.Background(), replaytest.Question())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +89,14 @@ func TestStreamText(t *testing.T) {
 	if model != "gemini-2.5-flash" {
 		t.Errorf("model = %q", model)
 	}
-	body := rep.request(t)
+	body := rep.Request(t)
 	if _, ok := body["contents"]; !ok {
 		t.Errorf("request = %v, want contents", body)
 	}
 }
 
 func TestStreamParallelTools(t *testing.T) {
-	r, err := collect(t, "tools.sse")
+	r, err := replaytest.Collect(t, open, "tools.sse")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +116,7 @@ func TestStreamParallelTools(t *testing.T) {
 }
 
 func TestStreamThinkingAndRefusal(t *testing.T) {
-	r, err := collect(t, "thinking.sse")
+	r, err := replaytest.Collect(t, open, "thinking.sse")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +131,7 @@ func TestStreamThinkingAndRefusal(t *testing.T) {
 	if r.Usage.ReasoningTokens != 48 || r.Usage.OutputTokens != 58 {
 		t.Errorf("usage = %+v, want 48 reasoning of 58 output tokens", r.Usage)
 	}
-	r, err = collect(t, "refusal.sse")
+	r, err = replaytest.Collect(t, open, "refusal.sse")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +141,7 @@ func TestStreamThinkingAndRefusal(t *testing.T) {
 }
 
 func TestStreamErrorMidStream(t *testing.T) {
-	r, err := collect(t, "error_midstream.sse")
+	r, err := replaytest.Collect(t, open, "error_midstream.sse")
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		t.Fatalf("Collect error = %v, want *llm.Error", err)
@@ -240,7 +155,7 @@ func TestStreamErrorMidStream(t *testing.T) {
 }
 
 func TestStreamTruncated(t *testing.T) {
-	r, err := collect(t, "truncated.sse")
+	r, err := replaytest.Collect(t, open, "truncated.sse")
 	if !errors.Is(err, llm.ErrTruncated) {
 		t.Fatalf("Collect error = %v, want ErrTruncated", err)
 	}
@@ -264,8 +179,8 @@ func TestHTTPErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := server(t, tc.status, nil, tc.file)
-			_, serr := p.Stream(context.Background(), question())
-			_, gerr := p.Generate(context.Background(), question())
+			_, serr := p.Stream(context.Background(), replaytest.Question())
+			_, gerr := p.Generate(context.Background(), replaytest.Question())
 			for call, err := range map[string]error{"Stream": serr, "Generate": gerr} {
 				var le *llm.Error
 				if !errors.As(err, &le) {
@@ -292,7 +207,7 @@ func TestStreamCancel(t *testing.T) {
 	defer srv.Close()
 	p, _ := New(WithBaseURL(srv.URL), WithAPIKey("k"), noRetries)
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := p.Stream(ctx, question())
+	s, err := p.Stream(ctx, replaytest.Question())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +243,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Stream(context.Background(), question())
+	_, err = p.Stream(context.Background(), replaytest.Question())
 	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
 		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
 	}

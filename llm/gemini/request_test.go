@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/saap-go/agent/llm"
+	"github.com/saap-go/agent/llm/internal/replaytest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -135,12 +136,12 @@ func TestNewCallRejects(t *testing.T) {
 // TestExtraReachesTheServer checks that the SDK merges Extra into the body.
 func TestExtraReachesTheServer(t *testing.T) {
 	p, rep := server(t, 200, nil, "text.json")
-	req := question()
+	req := replaytest.Question()
 	req.Extra = map[string]any{"cachedContent": "cachedContents/abc"}
 	if _, err := p.Generate(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if got := rep.request(t)["cachedContent"]; got != "cachedContents/abc" {
+	if got := rep.Request(t)["cachedContent"]; got != "cachedContents/abc" {
 		t.Errorf("body cachedContent = %v, want the Extra value", got)
 	}
 }
