@@ -1,20 +1,18 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/saap-go/agent/llm"
+	"github.com/saap-go/agent/llm/internal/replaytest"
 )
 
 // benchDeltas is the number of text deltas in the benchmark's answer.
@@ -37,25 +35,8 @@ func benchBody() []byte {
 	return []byte(b.String())
 }
 
-// memTransport replays one body from memory, so the benchmark measures
-// decoding and translation, not the loopback network.
-type memTransport struct{ body []byte }
-
-func (m memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	return &http.Response{
-		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": {"text/event-stream"}},
-		Body:    io.NopCloser(bytes.NewReader(m.body)),
-		Request: r,
-	}, nil
-}
-
 func benchClient(testing.TB) (sdk.Client, *Provider, *llm.Request) {
-	hc := &http.Client{Transport: memTransport{body: benchBody()}}
+	hc := &http.Client{Transport: replaytest.MemTransport{Body: benchBody()}}
 	opts := []option.RequestOption{option.WithBaseURL("http://replay.invalid/"), option.WithAPIKey("k"), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
 	p, _ := New(WithRequestOptions(opts...))
 	req := &llm.Request{Model: "claude-sonnet-4-5", Messages: []llm.Message{llm.UserText("Count.")}}
@@ -81,102 +62,23 @@ func sdkStream(c sdk.Client, req *llm.Request, untilFirst bool) int {
 	return n
 }
 
-// unifiedStream reads the same answer through the llm.Stream.
-func unifiedStream(p *Provider, req *llm.Request, untilFirst bool) int {
-	s, err := p.Stream(context.Background(), req)
-	if err != nil {
-		panic(err)
-	}
-	defer s.Close()
-	n := 0
-	for s.Next() {
-		if ev := s.Event(); ev.Kind == llm.EventText && ev.Text != "" {
-			n++
-			if untilFirst {
-				break
-			}
-		}
-	}
-	return n
-}
-
 // BenchmarkStream compares the unified stream with the SDK's own on the
 // same replayed answer: whole answers (reported per chunk) and the time
 // to the first text delta.
 func BenchmarkStream(b *testing.B) {
 	c, p, req := benchClient(b)
-	for _, bc := range []struct {
-		name string
-		run  func(bool) int
-	}{
-		{"sdk", func(first bool) int { return sdkStream(c, req, first) }},
-		{"unified", func(first bool) int { return unifiedStream(p, req, first) }},
-	} {
-		b.Run("whole/"+bc.name, func(b *testing.B) {
-			if n := bc.run(false); n != benchDeltas {
-				b.Fatalf("read %d deltas, want %d", n, benchDeltas)
-			}
-			allocs := testing.AllocsPerRun(5, func() { bc.run(false) })
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				bc.run(false)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchDeltas, "ns/chunk")
-			b.ReportMetric(allocs/benchDeltas, "allocs/delta")
-		})
-		b.Run("first/"+bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				bc.run(true)
-			}
-		})
-	}
+	replaytest.BenchStream(b, benchDeltas,
+		func(first bool) int { return sdkStream(c, req, first) },
+		func(first bool) int { return replaytest.UnifiedStream(p, req, first) })
 }
 
-// BenchmarkOverhead runs the SDK's stream and the unified one in turn
-// within each iteration (alternating which goes first), so both see the
-// same machine load, and reports the unified/SDK time ratio for a whole
-// answer and for the first text delta.
+// BenchmarkOverhead reports the unified/SDK time ratio, both read in turn
+// within each iteration so that both see the same machine load.
 func BenchmarkOverhead(b *testing.B) {
 	c, p, req := benchClient(b)
-	for _, first := range []bool{false, true} {
-		name := "whole"
-		if first {
-			name = "first"
-		}
-		b.Run(name, func(b *testing.B) {
-			var sdkTime, uniTime time.Duration
-			i := 0
-			for b.Loop() {
-				t0 := time.Now()
-				if i%2 == 0 {
-					sdkStream(c, req, first)
-					t1 := time.Now()
-					unifiedStream(p, req, first)
-					sdkTime += t1.Sub(t0)
-					uniTime += time.Since(t1)
-				} else {
-					unifiedStream(p, req, first)
-					t1 := time.Now()
-					sdkStream(c, req, first)
-					uniTime += t1.Sub(t0)
-					sdkTime += time.Since(t1)
-				}
-				i++
-			}
-			per := float64(b.N)
-			if !first {
-				per *= benchDeltas
-				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/chunk")
-				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/chunk")
-			} else {
-				b.ReportMetric(float64(sdkTime.Nanoseconds())/per, "sdk-ns/first")
-				b.ReportMetric(float64(uniTime.Nanoseconds())/per, "unified-ns/first")
-			}
-			b.ReportMetric(float64(uniTime)/float64(sdkTime), "unified/sdk")
-		})
-	}
+	replaytest.BenchOverhead(b, benchDeltas,
+		func(first bool) int { return sdkStream(c, req, first) },
+		func(first bool) int { return replaytest.UnifiedStream(p, req, first) })
 }
 
 // BenchmarkTranslate measures this package's own work alone: the events
