@@ -11,6 +11,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -147,7 +148,37 @@ func cmdRunShow(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "(no steps: %v)\n", err)
 	}
 	e.timeline(found, run, evs, g)
+	e.status(ctx, b, found, run)
 	return nil
+}
+
+// status prints the run's status as the class's replicas answer it; a
+// class without a live replica has none to give.
+func (e *env) status(ctx context.Context, b *natsbus.Bus, class, run string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := dispatch.RequestStatus(ctx, b, class, run)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "status: unknown (%v)\n", err)
+		return
+	}
+	line := "status: " + string(st.State)
+	if st.Question != nil {
+		line += " for " + st.Question.Event + " " + st.Question.EventID
+		if st.Question.Deadline != nil {
+			line += " until " + st.Question.Deadline.Format(time.RFC3339)
+		}
+	}
+	if st.Error != "" {
+		line += ": " + st.Error
+	}
+	if len(st.Compensated) > 0 {
+		line += "; compensated " + strings.Join(st.Compensated, ", ")
+	}
+	if len(st.CompensationFailed) > 0 {
+		line += "; compensation failed " + strings.Join(st.CompensationFailed, ", ")
+	}
+	fmt.Fprintln(e.stdout, line)
 }
 
 // timeline prints a run's events with their offsets and, for control
