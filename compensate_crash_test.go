@@ -21,7 +21,6 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/step"
-	"github.com/saap-go/agent/topic"
 )
 
 type (
@@ -99,23 +98,11 @@ func sagaReplicaMain() int {
 // waitEvents waits until the stream holds n control events named name.
 func (e *crashEnv) waitEvents(name string, n int) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLong)
-	defer cancel()
-	s, err := e.js.Stream(ctx, topic.StreamName(e.class))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{
-		"agent." + e.class + ".*.*.*.*.control_event." + name + ".*",
-	}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for got := 0; got < n; got++ {
-		if _, err := c.Next(jetstream.FetchMaxWait(time.Until(deadlineOf(ctx)))); err != nil {
-			e.t.Fatalf("%d of %d %s: %v", got, n, name, err)
-		}
-	}
+	got := 0
+	e.waitControl([]string{name}, func(string) bool {
+		got++
+		return got >= n
+	}, func() string { return fmt.Sprintf("%d of %d %s", got, n, name) })
 }
 
 // TestCrashDuringCompensation kills a replica with SIGKILL in the middle of
@@ -127,26 +114,10 @@ func (e *crashEnv) waitEvents(name string, n int) {
 func TestCrashDuringCompensation(t *testing.T) {
 	e := newCrashEnv(t)
 	first := e.sagaReplica("saga-1", envCrashBlock+"=Refund")
-	entered, err := e.effects.Watch(context.Background(), "entered_Refund")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = entered.Stop() }()
-
 	c := client(t, e.srv.URL())
 	run := newRun(e.class, "dev")
 	publish(t, c, run, userMessage("order"), nil)
-	timeout := time.After(waitLong)
-	for waiting := true; waiting; {
-		select {
-		case kve := <-entered.Updates():
-			waiting = kve == nil || kve.Operation() != jetstream.KeyValuePut
-		case <-first.Done():
-			t.Fatalf("saga-1 exited: %s", first.Output())
-		case <-timeout:
-			t.Fatal("the Refund compensation was never entered")
-		}
-	}
+	e.waitEntered(first, "Refund")
 	first.Kill() // SIGKILL in the middle of Refund
 
 	second := e.sagaReplica("saga-2")

@@ -244,8 +244,20 @@ func (e *crashEnv) streamEvents() []stored {
 }
 
 // waitStops waits until the stream holds a StopEvent or ExceptionEvent for
-// each of n runs, watching the stream's terminal subjects.
+// each of n runs.
 func (e *crashEnv) waitStops(n int) {
+	e.t.Helper()
+	runs := map[string]bool{}
+	e.waitControl([]string{"StopEvent", "ExceptionEvent"}, func(run string) bool {
+		runs[run] = true
+		return len(runs) >= n
+	}, func() string { return fmt.Sprintf("%d of %d runs ended", len(runs), n) })
+}
+
+// waitControl reads the stream's control events named names, in order,
+// until enough says, given each one's run, that they suffice; progress
+// names what arrived when the wait fails.
+func (e *crashEnv) waitControl(names []string, enough func(run string) bool, progress func() string) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLong)
 	defer cancel()
@@ -253,21 +265,48 @@ func (e *crashEnv) waitStops(n int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{
-		"agent." + e.class + ".*.*.*.*.control_event.StopEvent.*",
-		"agent." + e.class + ".*.*.*.*.control_event.ExceptionEvent.*",
-	}})
+	var filters []string
+	for _, n := range names {
+		filters = append(filters, "agent."+e.class+".*.*.*.*.control_event."+n+".*")
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filters})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	runs := map[string]bool{}
-	for len(runs) < n {
+	for {
 		m, err := c.Next(jetstream.FetchMaxWait(time.Until(deadlineOf(ctx))))
 		if err != nil {
-			e.t.Fatalf("%d of %d runs ended: %v", len(runs), n, err)
+			e.t.Fatalf("%s: %v", progress(), err)
 		}
 		tp, _ := topic.ParseAgent(m.Subject())
-		runs[tp.Run] = true
+		if enough(tp.Run) {
+			return
+		}
+	}
+}
+
+// waitEntered waits until the replica p has entered the step or
+// compensation name (its effect store records "entered_<name>"), failing
+// if p exits first.
+func (e *crashEnv) waitEntered(p *crashtest.Child, name string) {
+	e.t.Helper()
+	entered, err := e.effects.Watch(context.Background(), "entered_"+name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() { _ = entered.Stop() }()
+	timeout := time.After(waitLong)
+	for {
+		select {
+		case kve := <-entered.Updates():
+			if kve != nil && kve.Operation() == jetstream.KeyValuePut {
+				return
+			}
+		case <-p.Done():
+			e.t.Fatalf("the replica exited before entering %s: %s", name, p.Output())
+		case <-timeout:
+			e.t.Fatalf("%s was never entered", name)
+		}
 	}
 }
 
@@ -328,27 +367,10 @@ func TestScenario34_CrashMidStep(t *testing.T) {
 	e := newCrashEnv(t)
 	first := e.replica("replica-1", envCrashBlock+"=Answer")
 
-	entered, err := e.effects.Watch(context.Background(), "entered_Answer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = entered.Stop() }()
-
 	c := client(t, e.srv.URL())
 	run := newRun(e.class, "dev")
 	publish(t, c, run, userMessage("hello"), nil)
-
-	timeout := time.After(waitLong)
-	for waiting := true; waiting; {
-		select {
-		case kve := <-entered.Updates():
-			waiting = kve == nil || kve.Operation() != jetstream.KeyValuePut
-		case <-first.Done():
-			t.Fatalf("replica-1 exited: %s", first.Output())
-		case <-timeout:
-			t.Fatal("the Answer step was never entered")
-		}
-	}
+	e.waitEntered(first, "Answer")
 	first.Kill() // SIGKILL in the middle of Answer
 
 	second := e.replica("replica-2")

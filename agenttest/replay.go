@@ -3,7 +3,6 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,15 +50,9 @@ func LoadRecording(path string) (*Recording, error) {
 	return &rec, nil
 }
 
-// MessageReader reads a stream's stored messages; the NATS bus
-// (natsbus.Bus) is one.
-type MessageReader interface {
-	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*bus.StoredMsg, error)
-}
-
 // RecordRun reads the events of run from the stream of class. It wraps
 // bus.ErrNotFound when the stream holds none.
-func RecordRun(ctx context.Context, s MessageReader, class, run string) (*Recording, error) {
+func RecordRun(ctx context.Context, s bus.MessageReader, class, run string) (*Recording, error) {
 	if err := topic.ValidateToken("agent_class", class); err != nil {
 		return nil, fmt.Errorf("agenttest: %w", err)
 	}
@@ -67,17 +60,16 @@ func RecordRun(ctx context.Context, s MessageReader, class, run string) (*Record
 		return nil, fmt.Errorf("agenttest: %w", err)
 	}
 	rec := &Recording{Class: class, Run: run}
-	filter := fmt.Sprintf("agent.%s.*.*.*.%s.*.*.*", class, run)
-	for seq := uint64(1); ; {
-		m, err := s.NextMsg(ctx, topic.StreamName(class), filter, seq)
-		if errors.Is(err, bus.ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("agenttest: recording run %s: %w", run, err)
-		}
+	filter, err := topic.AgentPattern{Class: class, Run: run}.Subject()
+	if err != nil {
+		return nil, fmt.Errorf("agenttest: %w", err)
+	}
+	msgs, err := bus.ReadAll(ctx, s, topic.StreamName(class), filter)
+	if err != nil {
+		return nil, fmt.Errorf("agenttest: recording run %s: %w", run, err)
+	}
+	for _, m := range msgs {
 		rec.Events = append(rec.Events, Recorded{Subject: m.Subject, Time: m.Time, Event: m.Data})
-		seq = m.Seq + 1
 	}
 	if len(rec.Events) == 0 {
 		return nil, fmt.Errorf("agenttest: run %s: no events in stream %s: %w", run, topic.StreamName(class), bus.ErrNotFound)

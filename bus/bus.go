@@ -290,3 +290,26 @@ var (
 	// naked, terminated or dead-lettered is settled again.
 	ErrSettled = errors.New("bus: delivery already settled")
 )
+
+// MessageReader reads a stream's stored messages; every Bus is one.
+type MessageReader interface {
+	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*StoredMsg, error)
+}
+
+// ReadAll returns the messages of stream whose subject matches filter, in
+// stream order, one NextMsg each: for a run's events, not a whole stream.
+// A missing stream, like one without a match, gives none.
+func ReadAll(ctx context.Context, r MessageReader, stream, filter string) ([]*StoredMsg, error) {
+	var out []*StoredMsg
+	for seq := uint64(1); ; {
+		m, err := r.NextMsg(ctx, stream, filter, seq)
+		if errors.Is(err, ErrNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+		seq = m.Seq + 1
+	}
+}

@@ -156,34 +156,27 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, evs)
 }
 
-// Streams is what RunEvents needs from a bus: the stored messages of a
-// stream (every NATS bus has it).
-type Streams interface {
-	NextMsg(ctx context.Context, stream, filter string, seq uint64) (*bus.StoredMsg, error)
-}
-
 // RunEvents returns the control events of run stored in the streams of
 // classes, in stream order: the first class whose stream holds any. It
 // wraps bus.ErrNotFound when none does.
-func RunEvents(ctx context.Context, b Streams, run string, classes ...string) ([]Event, error) {
+func RunEvents(ctx context.Context, b bus.MessageReader, run string, classes ...string) ([]Event, error) {
 	if err := topic.ValidateToken("run_id", run); err != nil {
 		return nil, err
 	}
 	for _, class := range classes {
-		filter := fmt.Sprintf("agent.%s.*.*.*.%s.*.*.*", class, run)
+		filter, err := topic.AgentPattern{Class: class, Run: run}.Subject()
+		if err != nil {
+			return nil, err
+		}
+		msgs, err := bus.ReadAll(ctx, b, topic.StreamName(class), filter)
+		if err != nil {
+			return nil, err
+		}
 		var out []Event
-		for seq := uint64(1); ; {
-			m, err := b.NextMsg(ctx, topic.StreamName(class), filter, seq)
-			if errors.Is(err, bus.ErrNotFound) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
+		for _, m := range msgs {
 			if e, ok := eventOf(m.Subject, m.Data, m.Time); ok {
 				out = append(out, e)
 			}
-			seq = m.Seq + 1
 		}
 		if len(out) > 0 {
 			return out, nil

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,17 +57,16 @@ type recording struct {
 // runEvents reads run's events from the first class stream that holds any.
 func runEvents(ctx context.Context, b *natsbus.Bus, run string, classes []string) (string, []stored, error) {
 	for _, class := range classes {
-		filter := fmt.Sprintf("agent.%s.*.*.*.%s.*.*.*", class, run)
+		filter, err := topic.AgentPattern{Class: class, Run: run}.Subject()
+		if err != nil {
+			return "", nil, err
+		}
+		msgs, err := bus.ReadAll(ctx, b, topic.StreamName(class), filter)
+		if err != nil {
+			return "", nil, err
+		}
 		var out []stored
-		for seq := uint64(1); ; {
-			m, err := b.NextMsg(ctx, topic.StreamName(class), filter, seq)
-			if errors.Is(err, bus.ErrNotFound) {
-				break
-			}
-			if err != nil {
-				return "", nil, err
-			}
-			seq = m.Seq + 1
+		for _, m := range msgs {
 			t, err := topic.ParseAgent(m.Subject)
 			if err != nil {
 				continue
