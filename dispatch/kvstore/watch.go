@@ -6,63 +6,74 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/dispatch"
 )
 
 var _ dispatch.MarkerWatcher = (*Store)(nil)
 
-// WatchMarker implements dispatch.MarkerWatcher with a KV watch of the
-// marker's keys (an ordered consumer delivering only new values). The watch
-// is live while the connection it started on has not reconnected: after a
-// reconnect the consumer catches up, but markers set meanwhile may come
-// late, so the engine goes back to reading them.
+// WatchMarker implements dispatch.MarkerWatcher with a plain subscription
+// to the marker's key subjects, so that no consumer sits on the state
+// bucket's stream: the server recounts every consumer's pending messages
+// on each purge, and a run's teardown purges its keys, which made every
+// teardown cost as much as the bucket's size. A put is seen as it is
+// published, before the bucket stores it, and a create that loses to an
+// earlier one is seen too: both only tell of a marker that is set or being
+// set. The watch is live while its connection has not reconnected and the
+// subscription has dropped nothing; then the engine goes back to reading
+// markers.
 func (s *Store) WatchMarker(ctx context.Context, class, name string, fn func(run string)) (dispatch.MarkerWatch, error) {
 	if class == "" || name == "" || fn == nil {
 		return nil, fmt.Errorf("kvstore: WatchMarker needs a class, a name and a function (class %q, name %q)", class, name)
 	}
-	prefix := "m." + escape(class) + "."
-	suffix := "." + escape(name)
-	w := &markerWatch{nc: s.nc, done: make(chan struct{})}
-	if w.nc != nil {
-		w.reconnects = w.nc.Stats().Reconnects
+	if s.nc == nil {
+		return nil, fmt.Errorf("kvstore: watching marker %s of class %s: the store has no connection", name, class)
 	}
-	kw, err := s.state.Watch(ctx, prefix+"*"+suffix, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	prefix := "$KV." + s.state.Bucket() + ".m." + escape(class) + "."
+	suffix := "." + escape(name)
+	w := &markerWatch{nc: s.nc, reconnects: s.nc.Stats().Reconnects}
+	sub, err := s.nc.Subscribe(prefix+"*"+suffix, func(m *nats.Msg) {
+		run, err := unescape(strings.TrimSuffix(strings.TrimPrefix(m.Subject, prefix), suffix))
+		if err != nil {
+			return // not a key this store wrote
+		}
+		w.mu.Lock()
+		if !w.stopped {
+			fn(run)
+		}
+		w.mu.Unlock()
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: watching marker %s of class %s: %w", name, class, err)
 	}
-	w.kw = kw
+	// Markers can be large in number but each is tiny: no limit but the
+	// connection's, and a drop ends the watch's claim (Live).
+	_ = sub.SetPendingLimits(-1, 64<<20)
+	// Live only once the server has the subscription: a marker set after
+	// WatchMarker returns must be told.
+	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+	defer cancel()
+	if err := s.nc.FlushWithContext(fctx); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("kvstore: watching marker %s of class %s: %w", name, class, err)
+	}
+	w.sub = sub
 	w.live.Store(true)
-	go func() {
-		defer close(w.done)
-		defer w.live.Store(false)
-		for e := range kw.Updates() {
-			if e == nil {
-				continue // the end of the (absent) initial values
-			}
-			run, err := unescape(strings.TrimSuffix(strings.TrimPrefix(e.Key(), prefix), suffix))
-			if err != nil {
-				continue // not a key this store wrote
-			}
-			w.mu.Lock()
-			if !w.stopped {
-				fn(run)
-			}
-			w.mu.Unlock()
-		}
-	}()
 	return w, nil
 }
 
+// flushTimeout bounds the wait for the server to confirm a watch's
+// subscription when the caller's context has no earlier deadline.
+const flushTimeout = 10 * time.Second
+
 type markerWatch struct {
-	kw         jetstream.KeyWatcher
+	sub        *nats.Subscription
 	nc         *nats.Conn
 	reconnects uint64
 	live       atomic.Bool
-	done       chan struct{}
 
 	mu      sync.Mutex // held while fn runs
 	stopped bool
@@ -72,7 +83,11 @@ func (w *markerWatch) Live() bool {
 	if !w.live.Load() {
 		return false
 	}
-	if w.nc != nil && (w.nc.Stats().Reconnects != w.reconnects || !w.nc.IsConnected()) {
+	if w.nc.Stats().Reconnects != w.reconnects || !w.nc.IsConnected() || !w.sub.IsValid() {
+		w.live.Store(false)
+		return false
+	}
+	if n, err := w.sub.Dropped(); err != nil || n > 0 {
 		w.live.Store(false)
 		return false
 	}
@@ -84,5 +99,5 @@ func (w *markerWatch) Stop() {
 	w.stopped = true
 	w.mu.Unlock()
 	w.live.Store(false)
-	_ = w.kw.Stop()
+	_ = w.sub.Unsubscribe()
 }

@@ -35,7 +35,7 @@ func TestWatchMarker(t *testing.T) {
 	set("Cls", "r0", dispatch.MarkerEnd)        // another marker
 	set("Cls", "r.1 ü", dispatch.MarkerTerminal)
 	set("Cls", "r2", dispatch.MarkerTerminal)
-	set("Cls", "r2", dispatch.MarkerTerminal) // already set: no news
+	set("Cls", "r2", dispatch.MarkerTerminal) // already set: may be told again
 	for _, want := range []string{"r.1 ü", "r2"} {
 		select {
 		case run := <-got:
@@ -50,10 +50,26 @@ func TestWatchMarker(t *testing.T) {
 	if w.Live() {
 		t.Fatal("a stopped watch is live")
 	}
+	// A second watch learns of r3; by then the stopped one would have too.
+	later := make(chan string, 10)
+	w2, err := s.WatchMarker(t.Context(), "Cls", dispatch.MarkerTerminal, func(run string) { later <- run })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
 	set("Cls", "r3", dispatch.MarkerTerminal)
 	select {
-	case run := <-got:
-		t.Fatalf("watch told of %q after it was stopped", run)
-	default:
+	case run := <-later:
+		if run != "r3" {
+			t.Fatalf("second watch told of %q, want r3", run)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("second watch did not tell of r3")
+	}
+	close(got)
+	for run := range got {
+		if run != "r2" {
+			t.Fatalf("watch told of %q after it was stopped", run)
+		}
 	}
 }
