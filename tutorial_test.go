@@ -58,9 +58,10 @@ func TestTutorialAsAUserCopiesIt(t *testing.T) {
 	tutWrite(t, filepath.Join(mod, "tutorial", "main_test.go"), testSrc)
 	tutWrite(t, filepath.Join(mod, "headline", "main.go"), headline)
 
-	// Everything the module needs is in the module cache already (this
-	// repository builds), so no network: GOPROXY=off.
-	goEnv := tutEnv("GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOPROXY=off", "GOWORK=off")
+	// The user's module resolves its whole module graph, which needs go.mod
+	// files that building this repository never fetched: the proxy is used
+	// as the user's go command would use it.
+	goEnv := tutEnv("GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off")
 	tutGo(t, mod, goEnv, "test", "-count=1", "./tutorial/")
 	bin := filepath.Join(mod, "bin")
 	tutGo(t, mod, goEnv, "build", "-o", bin+string(filepath.Separator), "./tutorial", "./headline")
@@ -140,7 +141,7 @@ func tutEnv(extra ...string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "NATS_URL", "NATS_ENDPOINT", "REDIS_URL", "GOFLAGS", "GOPROXY", "GOWORK":
+		case "NATS_URL", "NATS_ENDPOINT", "REDIS_URL", "GOFLAGS", "GOWORK":
 			continue
 		}
 		env = append(env, kv)

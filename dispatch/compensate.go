@@ -131,8 +131,12 @@ func (e *Engine) compensable() bool {
 func (e *Engine) finish(ctx context.Context, run RunKey, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) error {
 	failed := event.IsException(ev) && !event.IsStop(ev)
 	if !failed || !e.compensable() {
+		r := e.cache.peek(run) // teardown evicts it
 		if err := e.teardown(ctx, run, ev); err != nil {
 			return err
+		}
+		if r != nil && !e.local {
+			r.settleStatus() // no pending or running after the end
 		}
 		e.noteEnd(ctx, t, ev)
 		return nil
@@ -147,8 +151,12 @@ func (e *Engine) finish(ctx context.Context, run RunKey, t topic.Agent, ev event
 	if err != nil {
 		return err
 	}
+	r := e.cache.peek(run)
 	if err := e.teardown(ctx, run, ev); err != nil {
 		return err
+	}
+	if r != nil && !e.local {
+		r.settleStatus()
 	}
 	if !ran {
 		e.noteEnd(ctx, t, ev)

@@ -63,10 +63,11 @@ type Engine struct {
 	maxDeliver int           // the consumer's MaxDeliver; <= 0: unlimited
 	last       uint64        // delivery count at which a failing event is given up
 	beats      beats
-	rnd        io.Reader // source of run secrets; nil: crypto/rand
-	timers     timeouts  // the questions' deadlines
-	term       termWatch // the terminal markers, when the store can watch them
-	local      bool      // the store is in process (MemoryStore): no round trips to overlap
+	rnd        io.Reader      // source of run secrets; nil: crypto/rand
+	timers     timeouts       // the questions' deadlines
+	term       termWatch      // the terminal markers, when the store can watch them
+	statusWG   sync.WaitGroup // status writes made off the runs' paths
+	local      bool           // the store is in process (MemoryStore): no round trips to overlap
 }
 
 // Option configures an Engine.
@@ -460,6 +461,7 @@ func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
 	e.term.stop()
+	e.statusWG.Wait()
 }
 
 // stop ends the timer (for Close).

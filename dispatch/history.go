@@ -108,6 +108,12 @@ type runEntry struct {
 	// state is the status this process last recorded for the run, so
 	// that running is written once, not per step.
 	state atomic.Pointer[RunState]
+	// statusDone is closed when the last status write queued for the run
+	// has ended; statusGen counts writes, so that a queued write a later
+	// one supersedes is skipped.
+	statusMu   sync.Mutex
+	statusDone chan struct{}
+	statusGen  atomic.Uint64
 }
 
 // terminate marks the run ended in this process and cancels the
@@ -269,6 +275,16 @@ func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger even
 	r.add(seq, trigger)
 	r.hw = max(r.hw, seq)
 	return nil
+}
+
+// addTrigger adds the trigger at seq without reading the stream: the
+// high-water mark moves only if nothing can sit between it and seq, so the
+// next load still reads any gap. It holds r.mu.
+func (r *runEntry) addTrigger(seq uint64, trigger event.Event) {
+	r.add(seq, trigger)
+	if r.hw+1 == seq && r.primed {
+		r.hw = seq
+	}
 }
 
 // snapshot is the view of one evaluation: the run's events with seq ≤ upTo.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +126,11 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 
 	r.mu.Lock()
-	if err := e.load(ctx, r, seq, ev); err != nil {
+	if boundByTrigger(cands, event.Name(ev)) {
+		// Nothing before the trigger can change what the steps get: the
+		// stream read is left to the first step that needs the history.
+		r.addTrigger(seq, ev)
+	} else if err := e.load(ctx, r, seq, ev); err != nil {
 		r.mu.Unlock()
 		return err
 	}
@@ -187,6 +192,26 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	ex.Wait()
 	return errors.Join(errs...)
+}
+
+// boundByTrigger reports whether every candidate binds the trigger alone:
+// each parameter, and each of its precondition's, is a single event of a
+// type the trigger has, so the run's earlier events cannot change a binding.
+func boundByTrigger(cands []*step.Step, trigger string) bool {
+	only := func(ps []step.Param) bool {
+		for _, p := range ps {
+			if p.Kind != step.Single || !slices.Contains(p.Names, trigger) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range cands {
+		if !only(s.Params()) || (s.HasPrecondition() && !only(s.PreconditionParams())) {
+			return false
+		}
+	}
+	return true
 }
 
 // runRead is what readRun found.

@@ -229,9 +229,22 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunPage, error) {
 // logged, not returned: the status is a view of the run, and the run must
 // not fail for it.
 func (e *Engine) writeStatus(ctx context.Context, r *runEntry, t topic.Agent, st RunStatus) {
+	if r == nil {
+		r = e.cache.peek(RunKey{Class: e.class, Run: t.Run})
+	}
+	if r != nil && !e.local {
+		r.settleStatus()
+	}
+	if e.putStatus(ctx, t, st) && r != nil {
+		r.state.Store(stateOf(st.State))
+	}
+}
+
+// putStatus stores st and reports whether it was stored.
+func (e *Engine) putStatus(ctx context.Context, t topic.Agent, st RunStatus) bool {
 	ss, ok := e.store.(StatusStore)
 	if !ok {
-		return
+		return false
 	}
 	st.Class, st.Run, st.AgentID, st.Thread = e.class, t.Run, t.ID, t.Thread
 	st.Updated = e.now().UTC()
@@ -241,10 +254,64 @@ func (e *Engine) writeStatus(ctx context.Context, r *runEntry, t topic.Agent, st
 	}
 	if err != nil {
 		e.log.WarnContext(ctx, "dispatch: the run's status could not be recorded", "run_id", t.Run, "status", st.State, "error", err)
+		return false
+	}
+	return true
+}
+
+// writeStatusSoon writes st as writeStatus does, but off the caller's
+// path when the store is remote: pending and running are views of a run
+// that is about to move on, and a step should not wait for them. The run's
+// writes stay in order (each waits for the one before), a write that a
+// later one supersedes before it starts is skipped, and nothing is written
+// once the run ended here (settleStatus).
+func (e *Engine) writeStatusSoon(ctx context.Context, r *runEntry, t topic.Agent, st RunStatus) {
+	if _, ok := e.store.(StatusStore); !ok {
 		return
 	}
-	if r != nil {
-		r.state.Store(stateOf(st.State))
+	if e.local {
+		e.writeStatus(ctx, r, t, st)
+		return
+	}
+	ptr := stateOf(st.State)
+	r.state.Store(ptr)
+	r.statusMu.Lock()
+	prev := r.statusDone
+	done := make(chan struct{})
+	r.statusDone = done
+	gen := r.statusGen.Add(1)
+	r.statusMu.Unlock()
+	e.statusWG.Add(1)
+	go func() {
+		defer e.statusWG.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		if r.statusGen.Load() != gen || r.terminated.Load() {
+			return
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteTimeout)
+		defer cancel()
+		if !e.putStatus(wctx, t, st) {
+			r.state.CompareAndSwap(ptr, nil) // the next step tries again
+		}
+	}()
+}
+
+// statusWriteTimeout bounds a status write made off the run's path.
+const statusWriteTimeout = 30 * time.Second
+
+// settleStatus waits for the run's queued status writes: those not yet
+// started are skipped, one in flight ends first. Call it after the run is
+// marked terminated and before its final status is written.
+func (r *runEntry) settleStatus() {
+	r.statusGen.Add(1)
+	r.statusMu.Lock()
+	prev := r.statusDone
+	r.statusMu.Unlock()
+	if prev != nil {
+		<-prev
 	}
 }
 
@@ -264,7 +331,7 @@ var statePending, stateRunning = StatePending, StateRunning
 // noteStart records a started run as pending: no step has run yet (the
 // first one records running).
 func (e *Engine) noteStart(ctx context.Context, r *runEntry, t topic.Agent) {
-	e.writeStatus(ctx, r, t, RunStatus{State: StatePending})
+	e.writeStatusSoon(ctx, r, t, RunStatus{State: StatePending})
 }
 
 // noteRunning records the run as running unless this process knows it
@@ -276,7 +343,7 @@ func (e *Engine) noteRunning(ctx context.Context, r *runEntry, t topic.Agent) {
 	if p := r.state.Load(); p != nil && *p == StateRunning {
 		return
 	}
-	e.writeStatus(ctx, r, t, RunStatus{State: StateRunning})
+	e.writeStatusSoon(ctx, r, t, RunStatus{State: StateRunning})
 }
 
 // noteWaiting records the run as waiting for question q, whose deadline
