@@ -93,25 +93,32 @@ func (id *runIdentity) admit(t topic.Agent) error {
 // unless one is recorded, and returns the recorded identity. A different
 // recorded identity refuses t.
 func claimIdentity(ctx context.Context, s Store, run RunKey, t topic.Agent, rnd io.Reader) (*runIdentity, error) {
+	id, _, err := claimIdentityNew(ctx, s, run, t, rnd)
+	return id, err
+}
+
+// claimIdentityNew is claimIdentity that also reports whether this call
+// recorded the identity (the run is new).
+func claimIdentityNew(ctx context.Context, s Store, run RunKey, t topic.Agent, rnd io.Reader) (*runIdentity, bool, error) {
 	mine, raw, err := newIdentity(t, rnd)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cur, created, err := s.SetMarker(ctx, run, MarkerIdentity, raw)
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: record run identity: %w", err)
+		return nil, false, fmt.Errorf("dispatch: record run identity: %w", err)
 	}
 	if created {
-		return mine, nil
+		return mine, true, nil
 	}
 	id, err := parseIdentity(run, cur)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := id.admit(t); err != nil {
-		return nil, fmt.Errorf("start event refused, run %s exists: %w", run.Run, err)
+		return nil, false, fmt.Errorf("start event refused, run %s exists: %w", run.Run, err)
 	}
-	return id, nil
+	return id, false, nil
 }
 
 // RecordIdentity records the agent id and thread of t as the identity of

@@ -119,7 +119,13 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
 	if ok && start {
-		e.noteStart(ctx, r, t)
+		// Pending unless a step ran at once (it recorded running or
+		// waiting): one status write fewer per run.
+		defer func() {
+			if p := r.state.Load(); p == nil || *p == StatePending {
+				e.noteStart(ctx, r, t)
+			}
+		}()
 	}
 	if err != nil || !ok || len(cands) == 0 {
 		return err
@@ -234,9 +240,19 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 	var idErr, termErr error
 	var wg sync.WaitGroup
 	if start {
-		wg.Go(func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) })
+		readPrev := func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) }
 		if id == nil {
-			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+			// A run whose identity this start records is new: it has no
+			// earlier start to keep, so the start sequence is read only
+			// when the identity was there already.
+			wg.Go(func() {
+				var created bool
+				if rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd); idErr == nil && !created {
+					readPrev()
+				}
+			})
+		} else {
+			wg.Go(readPrev)
 		}
 	} else if term {
 		wg.Go(func() { rs.id, idErr = e.loadIdentity(ctx, run) })
@@ -263,9 +279,12 @@ func (e *Engine) readRunLocal(ctx context.Context, run RunKey, t topic.Agent, st
 	var err error
 	switch {
 	case start:
-		rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
+		created := false
 		if id == nil {
-			rs.id, err = claimIdentity(ctx, e.store, run, t, e.rnd)
+			rs.id, created, err = claimIdentityNew(ctx, e.store, run, t, e.rnd)
+		}
+		if err == nil && !created {
+			rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
 		}
 	default:
 		rs.id, err = e.loadIdentity(ctx, run)
@@ -1058,7 +1077,11 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	stored := false
 	if r := e.cache.peek(run); r != nil {
 		r.terminate()
+		// A step of this process publishing the terminal event stores the
+		// marker under pubMu: wait for it rather than write it twice.
+		r.pubMu.Lock()
 		stored = r.terminalStored.Load()
+		r.pubMu.Unlock()
 	}
 	if !stored {
 		if _, _, err := e.store.SetMarker(ctx, run, MarkerTerminal, "received"); err != nil {

@@ -18,8 +18,12 @@ import (
 //	s.<class>.<run>            status record of a run
 //	h.<class>.<thread>.<run>   thread index entry (empty value)
 //
-// Both are written at every transition, so both expire TTL after the run's
-// last transition.
+// The record is written at every transition and expires TTL after the
+// run's last one. The index entry is written with the first transition
+// this process records for the run (again after a restart, or once the
+// process has recorded many other runs since), so it expires TTL after
+// about the run's start: a run that lives longer than the bucket's TTL
+// drops out of its thread's listing before its record goes.
 
 var _ dispatch.StatusStore = (*Store)(nil)
 
@@ -38,15 +42,42 @@ func (s *Store) PutStatus(ctx context.Context, run dispatch.RunKey, thread strin
 	if thread == "" {
 		return errors.New("kvstore: a status record needs a thread")
 	}
+	idx := statusThreadKey(run.Class, thread, run.Run)
 	var idxErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { _, idxErr = s.state.Put(ctx, statusThreadKey(run.Class, thread, run.Run), nil) })
+	if !s.indexed(idx) {
+		wg.Go(func() {
+			if _, idxErr = s.state.Put(ctx, idx, nil); idxErr == nil {
+				s.setIndexed(idx)
+			}
+		})
+	}
 	_, err := s.state.Put(ctx, statusKey(run.Class, run.Run), value)
 	wg.Wait()
 	if err = errors.Join(err, idxErr); err != nil {
 		return fmt.Errorf("kvstore: put status of run %s/%s: %w", run.Class, run.Run, err)
 	}
 	return nil
+}
+
+// maxIndexed bounds Store.idx; when full it is cleared, which costs a
+// rewrite of an index entry, nothing else.
+const maxIndexed = 4096
+
+func (s *Store) indexed(key string) bool {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	_, ok := s.idx[key]
+	return ok
+}
+
+func (s *Store) setIndexed(key string) {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if s.idx == nil || len(s.idx) >= maxIndexed {
+		s.idx = make(map[string]struct{})
+	}
+	s.idx[key] = struct{}{}
 }
 
 // Status implements dispatch.StatusStore.

@@ -92,6 +92,10 @@ type Store struct {
 	// checks the revision on the server.
 	revMu sync.Mutex
 	revs  map[string]revHint
+
+	// idx holds the thread index entries this process wrote (PutStatus).
+	idxMu sync.Mutex
+	idx   map[string]struct{}
 }
 
 // revHint is a key's revision as this process wrote it, and for a counter
