@@ -114,6 +114,34 @@ type runEntry struct {
 	statusMu   sync.Mutex
 	statusDone chan struct{}
 	statusGen  atomic.Uint64
+
+	// seed is the start event's write of the run context while it is in
+	// flight (see Engine.seed); nil once none is.
+	seedMu sync.Mutex
+	seed   *pendingWrite
+}
+
+// pendingWrite is a store write in flight: err is set before done closes.
+type pendingWrite struct {
+	done chan struct{}
+	err  error
+}
+
+// waitSeed waits for the run context's start write in flight, if any, and
+// returns its error.
+func (r *runEntry) waitSeed(ctx context.Context) error {
+	r.seedMu.Lock()
+	w := r.seed
+	r.seedMu.Unlock()
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // terminate marks the run ended in this process and cancels the

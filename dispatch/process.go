@@ -36,7 +36,7 @@ func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq
 }
 
 // process is Process; d, if not nil, gets heartbeats while user code runs.
-func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) error {
+func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) (perr error) {
 	if ev == nil {
 		return errors.New("dispatch: Process(nil event)")
 	}
@@ -116,6 +116,14 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			return err
 		}
 		e.noteRunning(ctx, r, t)
+	}
+	if start {
+		// The event is acked only once the run context it seeds is stored.
+		defer func() {
+			if werr := r.waitSeed(ctx); werr != nil && perr == nil {
+				perr = werr
+			}
+		}()
 	}
 	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
 	if ok && start {
@@ -385,8 +393,8 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		if batch, err = e.startEntries(ev, seq, prev, batch); err != nil {
 			return nil, false, err
 		}
-		if err := setMany(ctx, e.store, sc, batch); err != nil {
-			return nil, false, fmt.Errorf("dispatch: seed run context: %w", err)
+		if err := e.seed(ctx, r, batch); err != nil {
+			return nil, false, err
 		}
 		r.prime(seq)
 	}
@@ -394,6 +402,44 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	// the redelivery, which must store it again.
 	r.cfg, r.cfgLoaded = c, true
 	return c, true, nil
+}
+
+// seed writes a start event's run-context entries. With a remote store the
+// write goes on while the first step runs: the step's reads and writes of
+// the run context wait for it (state), and so do its record and the
+// event's ack (execute, process), so nothing the run publishes or acks gets
+// ahead of it. A failed write fails them all: the start is redelivered and
+// writes everything again, its configuration too.
+func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry) error {
+	sc := r.key.RunContext()
+	if e.local || len(batch) == 0 {
+		if err := setMany(ctx, e.store, sc, batch); err != nil {
+			return fmt.Errorf("dispatch: seed run context: %w", err)
+		}
+		return nil
+	}
+	w := &pendingWrite{done: make(chan struct{})}
+	r.seedMu.Lock()
+	r.seed = w
+	r.seedMu.Unlock()
+	go func() {
+		err := setMany(ctx, e.store, sc, batch)
+		if err != nil {
+			w.err = fmt.Errorf("dispatch: seed run context: %w", err)
+			r.cfgMu.Lock() // after prepare, which holds it, returns
+			r.cfgLoaded = false
+			r.cfgMu.Unlock()
+		}
+		close(w.done)
+		if err == nil {
+			r.seedMu.Lock()
+			if r.seed == w {
+				r.seed = nil
+			}
+			r.seedMu.Unlock()
+		}
+	}()
+	return nil
 }
 
 // startSeq is the run's recorded start sequence, as read before prepare.
@@ -645,6 +691,10 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	var kept []json.RawMessage
 	if stepDone != nil {
 		defer func() { stepEnd(stepDone, p, evs, callErr) }()
+	}
+	// Nothing is recorded or published before the run's start write.
+	if err := r.waitSeed(ctx); err != nil {
+		return err
 	}
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
@@ -1077,6 +1127,7 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 	stored := false
 	if r := e.cache.peek(run); r != nil {
 		r.terminate()
+		_ = r.waitSeed(ctx) // not to land after the state is deleted
 		// A step of this process publishing the terminal event stores the
 		// marker under pubMu: wait for it rather than write it twice.
 		r.pubMu.Lock()

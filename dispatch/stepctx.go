@@ -35,13 +35,26 @@ var ErrRunEnded = errors.New("dispatch: the run has ended")
 type state struct {
 	s     Store
 	scope Scope
+	// seeded, if set, is the run whose start write a step must see land
+	// before it reads or writes the run's context.
+	seeded *runEntry
 }
 
 // StateOf returns the step.State view of scope in s: values are JSON, as in
 // the reference's contexts.
-func StateOf(s Store, scope Scope) step.State { return state{s, scope} }
+func StateOf(s Store, scope Scope) step.State { return state{s: s, scope: scope} }
+
+func (st state) wait(ctx context.Context) error {
+	if st.seeded == nil {
+		return nil
+	}
+	return st.seeded.waitSeed(ctx)
+}
 
 func (st state) Get(ctx context.Context, key string, v any) (bool, error) {
+	if err := st.wait(ctx); err != nil {
+		return false, err
+	}
 	raw, ok, err := st.s.Get(ctx, st.scope, key)
 	if err != nil || !ok {
 		return false, err
@@ -57,16 +70,30 @@ func (st state) Set(ctx context.Context, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: %s context key %q: %w", st.scope.Kind, key, err)
 	}
+	if err := st.wait(ctx); err != nil {
+		return err
+	}
 	return st.s.Set(ctx, st.scope, key, raw)
 }
 
 func (st state) Delete(ctx context.Context, key string) error {
+	if err := st.wait(ctx); err != nil {
+		return err
+	}
 	return st.s.Delete(ctx, st.scope, key)
 }
 
-func (st state) Keys(ctx context.Context) ([]string, error) { return st.s.Keys(ctx, st.scope) }
+func (st state) Keys(ctx context.Context) ([]string, error) {
+	if err := st.wait(ctx); err != nil {
+		return nil, err
+	}
+	return st.s.Keys(ctx, st.scope)
+}
 
 func (st state) Incr(ctx context.Context, key string, delta int64) (int64, error) {
+	if err := st.wait(ctx); err != nil {
+		return 0, err
+	}
 	return st.s.Incr(ctx, st.scope, key, delta)
 }
 
@@ -90,10 +117,12 @@ type stepContext struct {
 
 func (c *stepContext) Run() step.Run { return c.run }
 
-func (c *stepContext) RunState() step.State { return state{c.e.store, c.r.key.RunContext()} }
+func (c *stepContext) RunState() step.State {
+	return state{s: c.e.store, scope: c.r.key.RunContext(), seeded: c.r}
+}
 
 func (c *stepContext) ThreadState() step.State {
-	return state{c.e.store, ThreadContext(c.e.class, c.t.Thread)}
+	return state{s: c.e.store, scope: ThreadContext(c.e.class, c.t.Thread)}
 }
 
 func (c *stepContext) IdempotencyKey() string {
