@@ -62,10 +62,6 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"$JS.API.CONSUMER.CREATE.KV_saap_state_threads.*.$KV.saap_state_threads.t." + class + ".>",
 		"$JS.API.CONSUMER.DELETE.KV_saap_state.*",
 		"$JS.API.CONSUMER.DELETE.KV_saap_state_threads.*",
-		// Watching its runs' terminal markers: an ordered consumer filtered
-		// on them, and its flow-control replies.
-		"$JS.API.CONSUMER.CREATE.KV_saap_state.*.$KV.saap_state.m." + class + ".*.terminal",
-		"$JS.FC.KV_saap_state.>",
 
 		// Run status records and their thread index (read, written, listed).
 		"$JS.API.DIRECT.GET.KV_saap_state.$KV.saap_state.s." + class + ".>",
@@ -83,6 +79,8 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"class_discovery.agent.*.*.request.*",
 		// Run-status requests (answered through allow_responses).
 		"aihub.rpc.saap_runs.agent." + class + ".*",
+		// Watching its runs' terminal markers as they are written.
+		"$KV.saap_state.m." + class + ".*.terminal",
 	}
 	return pub, sub
 }

@@ -96,6 +96,8 @@ type Store struct {
 	// idx holds the thread index entries this process wrote (PutStatus).
 	idxMu sync.Mutex
 	idx   map[string]struct{}
+
+	seeds seedCache // run seeds written or read here (see seed)
 }
 
 // revHint is a key's revision as this process wrote it, and for a counter
@@ -593,6 +595,10 @@ func (s *Store) Get(ctx context.Context, sc dispatch.Scope, key string) ([]byte,
 	if err != nil {
 		return nil, false, err
 	}
+	if sc.Kind == dispatch.RunScope {
+		v, _, ok, err := s.runGet(ctx, dispatch.RunKey{Class: sc.Class, Run: sc.ID}, k, key)
+		return v, ok, err
+	}
 	e, err := kv.Get(ctx, k)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, false, nil
@@ -615,8 +621,9 @@ func (s *Store) Set(ctx context.Context, sc dispatch.Scope, key string, value []
 	return nil
 }
 
-// SetMany implements dispatch.BatchSetter: the puts go out concurrently,
-// so the batch costs about one round trip.
+// SetMany implements dispatch.BatchSetter. A run context's first batch is
+// one write, its seed (see seed); other batches' puts go out concurrently,
+// so a batch costs about one round trip.
 func (s *Store) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
 	kv, prefix, err := s.scope(sc)
 	if err != nil {
@@ -625,6 +632,14 @@ func (s *Store) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispat
 	for _, en := range entries {
 		if en.Key == "" {
 			return fmt.Errorf("kvstore: empty key in %s scope %s/%s", sc.Kind, sc.Class, sc.ID)
+		}
+		if err := kv.(*limited).check(prefix + escape(en.Key)); err != nil {
+			return err
+		}
+	}
+	if sc.Kind == dispatch.RunScope && len(entries) > 1 {
+		if done, err := s.writeSeed(ctx, dispatch.RunKey{Class: sc.Class, Run: sc.ID}, entries); err != nil || done {
+			return err
 		}
 	}
 	errs := make([]error, len(entries))
@@ -659,7 +674,19 @@ func (s *Store) Keys(ctx context.Context, sc dispatch.Scope) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := listKeys(ctx, kv, prefix+">")
+	var sd *seed
+	if sc.Kind == dispatch.RunScope {
+		if sd, err = s.readSeed(ctx, dispatch.RunKey{Class: sc.Class, Run: sc.ID}); err != nil {
+			return nil, err
+		}
+	}
+	var names []string
+	var deleted map[string]uint64
+	if sd == nil {
+		names, err = listKeys(ctx, kv, prefix+">")
+	} else {
+		names, deleted, err = listKeysAndDeletes(ctx, kv, prefix+">", prefix)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: listing %s scope %s/%s: %w", sc.Kind, sc.Class, sc.ID, err)
 	}
@@ -671,8 +698,42 @@ func (s *Store) Keys(ctx context.Context, sc dispatch.Scope) ([]string, error) {
 		}
 		keys = append(keys, k)
 	}
+	keys = seededKeys(keys, sd, deleted)
 	slices.Sort(keys)
 	return slices.Compact(keys), nil
+}
+
+// listKeysAndDeletes returns the live keys matching filter, and the keys
+// whose last write is a delete (unescaped, without prefix) with its
+// revision.
+func listKeysAndDeletes(ctx context.Context, kv jetstream.KeyValue, filter, prefix string) ([]string, map[string]uint64, error) {
+	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.MetaOnly())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = w.Stop() }()
+	var live []string
+	deleted := make(map[string]uint64)
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, nil, errors.New("kvstore: key listing ended early")
+			}
+			if e == nil {
+				return live, deleted, nil
+			}
+			if e.Operation() == jetstream.KeyValuePut {
+				live = append(live, e.Key())
+				continue
+			}
+			if k, err := unescape(strings.TrimPrefix(e.Key(), prefix)); err == nil {
+				deleted[k] = e.Revision()
+			}
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
 }
 
 // listKeys returns the live keys matching filter.
@@ -701,14 +762,24 @@ func (s *Store) Incr(ctx context.Context, sc dispatch.Scope, key string, delta i
 	for range maxCAS {
 		var n int64
 		var rev uint64
-		e, err := kv.Get(ctx, k)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-		case err != nil:
-			return 0, fmt.Errorf("kvstore: incr %q: %w", key, err)
-		default:
-			rev = e.Revision()
-			if n, err = strconv.ParseInt(string(e.Value()), 10, 64); err != nil {
+		var cur []byte
+		found := false
+		if sc.Kind == dispatch.RunScope {
+			if cur, rev, found, err = s.runGet(ctx, dispatch.RunKey{Class: sc.Class, Run: sc.ID}, k, key); err != nil {
+				return 0, err
+			}
+		} else {
+			e, err := kv.Get(ctx, k)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+			case err != nil:
+				return 0, fmt.Errorf("kvstore: incr %q: %w", key, err)
+			default:
+				cur, rev, found = e.Value(), e.Revision(), true
+			}
+		}
+		if found {
+			if n, err = strconv.ParseInt(string(cur), 10, 64); err != nil {
 				return 0, fmt.Errorf("kvstore: incr %s %q: %w", sc.Kind, key, dispatch.ErrNotInteger)
 			}
 		}
@@ -736,6 +807,7 @@ func (s *Store) DeleteRun(ctx context.Context, run dispatch.RunKey) error {
 	if err := checkRun(run); err != nil {
 		return err
 	}
+	s.seeds.drop(run)
 	subject := "$KV." + s.state.Bucket() + "." + runPrefix(run.Class, run.Run) + ">"
 	if err := s.stateStream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
 		return fmt.Errorf("kvstore: deleting run %s/%s: %w", run.Class, run.Run, err)

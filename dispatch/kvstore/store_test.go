@@ -208,3 +208,48 @@ func TestStateSurvivesServerRestart(t *testing.T) {
 		t.Fatalf("after restart thread context = %q, %v, %v", v, ok, err)
 	}
 }
+
+// A run's first batch is one seed key: another process, which never saw
+// it written, reads its entries, and of an entry written since and the
+// seed the later wins there too.
+func TestSeedSeenByAnotherProcess(t *testing.T) {
+	url := embedded(t)
+	js := connect(t, url)
+	cfg := uniqueConfig(t, js)
+	a, err := kvstore.New(t.Context(), js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kvstore.New(t.Context(), connect(t, url), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := dispatch.RunKey{Class: "Cls", Run: "r1"}.RunContext()
+	if err := a.SetMany(t.Context(), sc, []dispatch.Entry{{Key: "x", Value: []byte(`1`)}, {Key: "y", Value: []byte(`2`)}, {Key: "z", Value: []byte(`3`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(t.Context(), sc, "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Set(t.Context(), sc, "z", []byte(`4`)); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"x": `1`, "z": `4`} {
+		if got, ok, err := b.Get(t.Context(), sc, k); err != nil || !ok || string(got) != want {
+			t.Fatalf("other process: Get(%q) = %q, %v, %v; want %q", k, got, ok, err, want)
+		}
+	}
+	if _, ok, err := b.Get(t.Context(), sc, "y"); err != nil || ok {
+		t.Fatalf("other process: Get of a seeded key deleted since: found %v, %v", ok, err)
+	}
+	keys, err := b.Keys(t.Context(), sc)
+	if err != nil || fmt.Sprint(keys) != "[x z]" {
+		t.Fatalf("other process: Keys = %q, %v; want [x z]", keys, err)
+	}
+	if n, err := b.Incr(t.Context(), sc, "x", 5); err != nil || n != 6 {
+		t.Fatalf("other process: Incr of a seeded key = %d, %v; want 6", n, err)
+	}
+	if got, _, err := a.Get(t.Context(), sc, "x"); err != nil || string(got) != "6" {
+		t.Fatalf("writer: Get after the other's Incr = %q, %v; want 6", got, err)
+	}
+}

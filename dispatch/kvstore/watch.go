@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -57,6 +58,12 @@ func (s *Store) WatchMarker(ctx context.Context, class, name string, fn func(run
 	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
 	defer cancel()
 	if err := s.nc.FlushWithContext(fctx); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("kvstore: watching marker %s of class %s: %w", name, class, err)
+	}
+	// A refused subscription is reported before the flush's answer; it
+	// would otherwise look live and tell nothing.
+	if err := s.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), sub.Subject) {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("kvstore: watching marker %s of class %s: %w", name, class, err)
 	}

@@ -557,7 +557,44 @@ func testSetMany(t *testing.T, s dispatch.Store, c string) {
 			if err := b.SetMany(ctx(t), sc, []dispatch.Entry{{Key: "", Value: []byte(`1`)}}); err == nil {
 				t.Fatal("SetMany with an empty key: no error")
 			}
+			// Every later write wins over the batch: a Set, a Delete, an
+			// Incr and a second batch.
+			if err := s.Set(ctx(t), sc, "a", []byte(`5`)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx(t), sc, "_x"); err != nil {
+				t.Fatal(err)
+			}
+			if n := incr(t, s, sc, "a", 2); n != 7 {
+				t.Fatalf("Incr of a batch key set to 5 since: %d, want 7", n)
+			}
+			if err := b.SetMany(ctx(t), sc, []dispatch.Entry{{Key: "b.c d", Value: []byte(`2`)}, {Key: "e", Value: []byte(`3`)}}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"a": `7`, "b.c d": `2`, "e": `3`}
+			for k, v := range want {
+				if got, ok, err := s.Get(ctx(t), sc, k); err != nil || !ok || string(got) != v {
+					t.Fatalf("Get(%q) after later writes = %q, %v, %v; want %q", k, got, ok, err, v)
+				}
+			}
+			if _, ok, err := s.Get(ctx(t), sc, "_x"); err != nil || ok {
+				t.Fatalf("Get of a batch key deleted since: found %v, %v", ok, err)
+			}
+			if keys := keys(t, s, sc); !slices.Equal(keys, []string{"a", "b.c d", "e"}) {
+				t.Fatalf("Keys after later writes = %q", keys)
+			}
 		})
+	}
+	// A batch key incremented before any other write.
+	fresh := dispatch.RunKey{Class: c, Run: "r2"}.RunContext()
+	if err := b.SetMany(ctx(t), fresh, []dispatch.Entry{{Key: "n", Value: []byte(`1`)}, {Key: "m", Value: []byte(`"x"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := incr(t, s, fresh, "n", 1); n != 2 {
+		t.Fatalf("Incr of a batch key at 1: %d, want 2", n)
+	}
+	if err := s.DeleteRun(ctx(t), dispatch.RunKey{Class: c, Run: "r2"}); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.DeleteRun(ctx(t), run); err != nil {
 		t.Fatal(err)
