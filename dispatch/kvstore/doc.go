@@ -30,9 +30,13 @@
 // counter, and Complete updates the claim at its creation revision, with no
 // read first. Every such write is still checked against the revision on the
 // server; a stale hint falls back to read-then-CAS. SetMany
-// (dispatch.BatchSetter) sends its puts concurrently. WatchMarker
-// (dispatch.MarkerWatcher) follows a marker of a class's runs with a KV
-// watch that delivers only new values.
+// (dispatch.BatchSetter) writes a run context's first batch, a start
+// event's entries, as one seed key, and later entries win over it by
+// revision; other batches send their puts concurrently. WatchMarker
+// (dispatch.MarkerWatcher) follows a marker of a class's runs with a plain
+// subscription to its keys' subjects: no consumer sits on the state
+// bucket, because the server recounts every consumer's pending messages at
+// each purge, and every teardown purges.
 //
 // The store works with nats-server 2.9 and later.
 //

@@ -13,6 +13,7 @@ import (
 //	  r.<class>.<run>.c.<step>.<claim>   claim: pending, or done + outcome
 //	  r.<class>.<run>.n.<step>           execution counter of step
 //	  r.<class>.<run>.x.<key>            run context
+//	  r.<class>.<run>.y                  run context's seed (first batch)
 //	  m.<class>.<run>.<name>             marker (outside r.: survives DeleteRun)
 //	thread bucket (no TTL by default):
 //	  t.<class>.<thread>.<key>           thread context
