@@ -352,8 +352,8 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 				}
 			}
 			if !found {
-				if _, ended, err := e.store.Marker(ctx, run, MarkerEnd); err != nil {
-					return nil, false, fmt.Errorf("dispatch: read end marker: %w", err)
+				if _, ended, err := e.store.Marker(ctx, run, MarkerTerminal); err != nil {
+					return nil, false, fmt.Errorf("dispatch: read terminal marker: %w", err)
 				} else if ended {
 					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
 						"run_id", t.Run, "event", event.Name(ev))
@@ -1117,7 +1117,7 @@ func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 }
 
 // teardown handles a received StopEvent or ExceptionEvent:
-// idempotent; deletes the run's state, keeps the end marker, evicts the
+// idempotent; deletes the run's state, then sets the end marker, evicts the
 // cached history.
 func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error {
 	marker := Completed
@@ -1139,28 +1139,23 @@ func (e *Engine) teardown(ctx context.Context, run RunKey, ev event.Event) error
 			return fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
 	}
+	// The terminal marker is set: an event that finds the configuration
+	// deleted finds the run ended. Deleting twice is harmless, so the end
+	// marker, written last, tells a duplicate delivery of the terminal
+	// event from the first.
+	if err := e.store.DeleteRun(ctx, run); err != nil {
+		return fmt.Errorf("dispatch: delete run state: %w", err)
+	}
 	cur, created, err := e.store.SetMarker(ctx, run, MarkerEnd, marker)
 	if err != nil {
 		return fmt.Errorf("dispatch: set end marker: %w", err)
 	}
 	if !created {
-		if _, cleaned, err := e.store.Marker(ctx, run, MarkerCleaned); err != nil {
-			return fmt.Errorf("dispatch: read cleaned marker: %w", err)
-		} else if cleaned {
-			e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
-				"run_id", run.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
-			e.cache.evict(run)
-			e.observer.TornDown(Teardown{Run: run, Marker: cur, Duplicate: true})
-			return nil
-		}
-	}
-	// After the end marker: an event that finds the configuration deleted
-	// must find the run ended.
-	if err := e.store.DeleteRun(ctx, run); err != nil {
-		return fmt.Errorf("dispatch: delete run state: %w", err)
-	}
-	if _, _, err := e.store.SetMarker(ctx, run, MarkerCleaned, strconv.FormatInt(e.now().Unix(), 10)); err != nil {
-		return fmt.Errorf("dispatch: set cleaned marker: %w", err)
+		e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
+			"run_id", run.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		e.cache.evict(run)
+		e.observer.TornDown(Teardown{Run: run, Marker: cur, Duplicate: true})
+		return nil
 	}
 	e.cache.evict(run)
 	e.observer.TornDown(Teardown{Run: run, Marker: cur})

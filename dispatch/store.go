@@ -139,10 +139,12 @@ type ClaimResult struct {
 // Marker names. Markers are small values of a run that survive
 // Store.DeleteRun (the reference's step_markers).
 const (
-	// MarkerEnd is set by teardown to "completed" or "crashed".
+	// MarkerEnd is set by teardown to "completed" or "crashed", once the
+	// run's state is deleted: a redelivered terminal event that finds it
+	// knows there is nothing left to do.
 	MarkerEnd = "end"
-	// MarkerCleaned is set once teardown deleted the run's state, so a
-	// redelivered terminal event knows there is nothing left to do.
+	// MarkerCleaned was set by earlier versions once teardown deleted the
+	// run's state; MarkerEnd now tells it, and this one is not written.
 	MarkerCleaned = "cleaned"
 	// MarkerTerminal is set when this SDK published a StopEvent or
 	// ExceptionEvent for the run; no replica publishes or starts anything for
