@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,20 @@ type flakyStore struct {
 	mu           sync.Mutex
 	failComplete int
 	failClaim    int
+	failSetMany  int
+}
+
+func (s *flakyStore) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+	s.mu.Lock()
+	fail := s.failSetMany > 0
+	if fail {
+		s.failSetMany--
+	}
+	s.mu.Unlock()
+	if fail {
+		return errFlaky
+	}
+	return s.MemoryStore.SetMany(ctx, sc, entries)
 }
 
 var errFlaky = errors.New("store unavailable")
@@ -173,6 +188,31 @@ func TestTransientStoreFailureNaks(t *testing.T) {
 	h.Advance(time.Second) // the first Nak delay
 	agenttest.Equal(t, calls, 2)
 	agenttest.Equal(t, res.Count("Out"), 1)
+}
+
+// A start's run-context write goes on while the first step runs (the store
+// is not in process): the step's reads of the run context wait for it, and
+// when it fails nothing of the step is recorded or published. The
+// redelivery writes it again and the run goes on, its output published once.
+func TestSeedWriteFailureRedelivers(t *testing.T) {
+	var seen []string
+	s := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) {
+		var msgs []json.RawMessage
+		ok, err := ctx.RunState().Get(ctx, "messages", &msgs)
+		if err != nil {
+			return nil, err
+		}
+		seen = append(seen, fmt.Sprintf("%v/%d", ok, len(msgs)))
+		return &Out{}, nil
+	}, step.Name("s"))
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failSetMany: 1}
+	h := agenttest.New(t, partial(t, "Seed", s), agenttest.WithStore(st))
+	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
+	agenttest.Equal(t, res.Count("Out"), 0)
+	h.Advance(time.Second) // the first Nak delay
+	agenttest.Equal(t, res.Count("Out"), 1)
+	// The first execution's read failed with the write; the second saw it.
+	agenttest.Equal(t, seen, []string{"true/1"})
 }
 
 // recorder is a Delivery that records how it was settled.

@@ -248,7 +248,7 @@ func (e *Engine) putStatus(ctx context.Context, t topic.Agent, st RunStatus) boo
 	}
 	st.Class, st.Run, st.AgentID, st.Thread = e.class, t.Run, t.ID, t.Thread
 	st.Updated = e.now().UTC()
-	raw, err := json.Marshal(st)
+	raw, err := st.encode()
 	if err == nil {
 		err = ss.PutStatus(ctx, RunKey{Class: e.class, Run: t.Run}, t.Thread, raw)
 	}
@@ -273,6 +273,11 @@ func (e *Engine) writeStatusSoon(ctx context.Context, r *runEntry, t topic.Agent
 		e.writeStatus(ctx, r, t, st)
 		return
 	}
+	e.writeStatusAsync(ctx, r, t, st)
+}
+
+// writeStatusAsync is writeStatusSoon for a remote store.
+func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agent, st RunStatus) {
 	ptr := stateOf(st.State)
 	r.state.Store(ptr)
 	r.statusMu.Lock()
@@ -399,4 +404,45 @@ func (e *Engine) endedStatus(ctx context.Context, run RunKey) (RunStatus, bool) 
 		return RunStatus{}, false
 	}
 	return st, st.State.Ended()
+}
+
+// encode is json.Marshal(st), without its allocations for the records
+// written on every run (plain ids, no question, error or step lists).
+func (st *RunStatus) encode() ([]byte, error) {
+	if st.Question != nil || st.Error != "" || st.Compensated != nil || st.CompensationFailed != nil ||
+		!plainJSON(st.Class) || !plainJSON(st.Run) || !plainJSON(st.AgentID) || !plainJSON(st.Thread) || !plainJSON(string(st.State)) ||
+		st.Updated.Year() < 0 || st.Updated.Year() > 9999 {
+		return marshalStatus(*st)
+	}
+	b := make([]byte, 0, 160+len(st.Class)+len(st.Run)+len(st.AgentID)+len(st.Thread))
+	b = append(b, `{"agent_class":"`...)
+	b = append(b, st.Class...)
+	b = append(b, `","run_id":"`...)
+	b = append(b, st.Run...)
+	b = append(b, `","agent_id":"`...)
+	b = append(b, st.AgentID...)
+	b = append(b, `","thread_id":"`...)
+	b = append(b, st.Thread...)
+	b = append(b, `","status":"`...)
+	b = append(b, st.State...)
+	b = append(b, `","updated_at":"`...)
+	b = st.Updated.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...), nil
+}
+
+// marshalStatus is json.Marshal of a copy, so that only this path moves a
+// record to the heap.
+func marshalStatus(st RunStatus) ([]byte, error) { return json.Marshal(st) }
+
+// plainJSON reports whether s is a JSON string body as it is: printable
+// ASCII without quotes, backslashes or the characters encoding/json
+// escapes for HTML.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
