@@ -180,8 +180,8 @@ func WithLogger(l *slog.Logger) Option {
 // WithTracerProvider sets where spans go and turns on OpenInference
 // tracing (package semantic): run, step and semantic-event spans. Without
 // it, a provider installed globally before Run does the same; with
-// neither, the engine's message and step spans go to the global provider
-// as they always did.
+// neither, the engine makes no spans at all (a provider installed after
+// Run started is not used).
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) error {
 		if tp == nil {

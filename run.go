@@ -445,20 +445,25 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 	} else {
 		cfg.src = config.NewClient(b)
 	}
-	tp := r.o.tracerProvider
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
 	opts := []dispatch.Option{
 		dispatch.WithLogger(r.log),
 		dispatch.WithConfig(&cfg),
 		dispatch.WithHeartbeat(r.o.ackWait / 3),
-		dispatch.WithTracer(tp.Tracer(tracerName)),
 		dispatch.WithOutageBudget(r.o.outageBudget),
 		dispatch.WithMaxDeliver(maxDeliver),
 		// Deadlines recorded by a replica that stopped for good are
 		// picked up by the others.
 		dispatch.WithTimeoutRescan(timeoutRescan),
+	}
+	// The consumer's spans, as the reference makes them, only when spans
+	// go somewhere (a provider given, or installed before Run): without
+	// one, every event would still pay for two spans that nothing records.
+	tp := r.o.tracerProvider
+	if tp == nil && installed(otel.GetTracerProvider()) {
+		tp = otel.GetTracerProvider()
+	}
+	if tp != nil {
+		opts = append(opts, dispatch.WithTracer(tp.Tracer(tracerName)))
 	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
