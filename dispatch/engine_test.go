@@ -55,29 +55,29 @@ type flakyStore struct {
 	failSetMany  int
 }
 
-func (s *flakyStore) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+var errFlaky = errors.New("store unavailable")
+
+// take uses up one of the failures *n holds, and reports whether there was
+// one.
+func (s *flakyStore) take(n *int) bool {
 	s.mu.Lock()
-	fail := s.failSetMany > 0
-	if fail {
-		s.failSetMany--
+	defer s.mu.Unlock()
+	if *n > 0 {
+		*n--
+		return true
 	}
-	s.mu.Unlock()
-	if fail {
+	return false
+}
+
+func (s *flakyStore) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+	if s.take(&s.failSetMany) {
 		return errFlaky
 	}
 	return s.MemoryStore.SetMany(ctx, sc, entries)
 }
 
-var errFlaky = errors.New("store unavailable")
-
 func (s *flakyStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
-	s.mu.Lock()
-	fail := s.failClaim > 0
-	if fail {
-		s.failClaim--
-	}
-	s.mu.Unlock()
-	if fail {
+	if s.take(&s.failClaim) {
 		return dispatch.ClaimResult{}, errFlaky
 	}
 	return s.MemoryStore.Claim(ctx, run, req)
@@ -86,31 +86,14 @@ func (s *flakyStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatc
 // Record is a claim and a completion: it fails while failClaim, then
 // failComplete, lasts.
 func (s *flakyStore) Record(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
-	s.mu.Lock()
-	fail := true
-	switch {
-	case s.failClaim > 0:
-		s.failClaim--
-	case s.failComplete > 0:
-		s.failComplete--
-	default:
-		fail = false
-	}
-	s.mu.Unlock()
-	if fail {
+	if s.take(&s.failClaim) || s.take(&s.failComplete) {
 		return dispatch.ClaimResult{}, errFlaky
 	}
 	return s.MemoryStore.Record(ctx, run, stepName, key, o)
 }
 
 func (s *flakyStore) Complete(ctx context.Context, run dispatch.RunKey, stepName, key string, o dispatch.Outcome) error {
-	s.mu.Lock()
-	fail := s.failComplete > 0
-	if fail {
-		s.failComplete--
-	}
-	s.mu.Unlock()
-	if fail {
+	if s.take(&s.failComplete) {
 		return errFlaky
 	}
 	return s.MemoryStore.Complete(ctx, run, stepName, key, o)
