@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,36 +104,8 @@ func quoteAll(s []string) string {
 func TestLeastPrivilegeRunner(t *testing.T) {
 	classA := "SecA_" + event.NewID()[14:]
 	classB := "SecB_" + event.NewID()[14:]
-	dir := t.TempDir()
-
-	user, err := nkeys.CreateUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubKey, _ := user.PublicKey()
-	seed, _ := user.Seed()
-	seedFile := filepath.Join(dir, "a.nk")
-	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	adminPass := event.NewID()
 	pub, sub := runnerPermissions(classA)
-	conf := fmt.Sprintf(`authorization {
-  users = [
-    { user: admin, password: %q }
-    { nkey: %q, permissions: { publish: { allow: %s }, subscribe: { allow: %s }, allow_responses: true } }
-  ]
-}
-`, adminPass, pubKey, quoteAll(pub), quoteAll(sub))
-	confFile := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	n := startNATS(t, natsOpts{config: confFile})
-	e := &env{t: t, nats: n, class: classA, effects: t.TempDir()}
-	e.connect(nats.UserInfo("admin", adminPass))
-	startAgent(t, "agent-A", e.agentEnv("NATS_NKEY_SEED="+seedFile, "FAULT_DISCOVERABLE=1")...)
+	n, e, _, seedFile := startRestricted(t, classA, pub, sub)
 
 	// Discovery answers under the restricted user.
 	answers := make(chan *nats.Msg, 1)
@@ -205,6 +178,69 @@ func TestLeastPrivilegeRunner(t *testing.T) {
 	// The log check above can fail: the refusals just provoked are there.
 	if v := violations(n.p.tail(1 << 20)); len(v) == 0 {
 		t.Error("the server log shows no permission violation even for the refused publishes")
+	}
+}
+
+// startRestricted starts a NATS server whose only users are the test's
+// admin and a runner of class limited to pub and sub, and the fault agent
+// of class as that runner. It returns the server, the test's environment
+// (connected as admin), the agent and the runner's nkey seed file.
+func startRestricted(t *testing.T, class string, pub, sub []string) (*natsd, *env, *agentProc, string) {
+	t.Helper()
+	dir := t.TempDir()
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubKey, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	seedFile := filepath.Join(dir, "a.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	adminPass := event.NewID()
+	conf := fmt.Sprintf(`authorization {
+  users = [
+    { user: admin, password: %q }
+    { nkey: %q, permissions: { publish: { allow: %s }, subscribe: { allow: %s }, allow_responses: true } }
+  ]
+}
+`, adminPass, pubKey, quoteAll(pub), quoteAll(sub))
+	confFile := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := startNATS(t, natsOpts{config: confFile})
+	e := &env{t: t, nats: n, class: class, effects: t.TempDir()}
+	e.connect(nats.UserInfo("admin", adminPass))
+	a := startAgent(t, "agent-"+class, e.agentEnv("NATS_NKEY_SEED="+seedFile, "FAULT_DISCOVERABLE=1")...)
+	return n, e, a, seedFile
+}
+
+// A runner whose user may not subscribe to its runs' terminal markers
+// cannot follow them: it says so once, reads the marker for every event
+// instead, and its runs complete with the same guarantees.
+func TestRunnerWithoutMarkerWatch(t *testing.T) {
+	class := "SecW_" + event.NewID()[14:]
+	pub, sub := runnerPermissions(class)
+	sub = slices.DeleteFunc(sub, func(s string) bool { return strings.HasSuffix(s, ".terminal") })
+	n, e, a, _ := startRestricted(t, class, pub, sub)
+	for range 5 {
+		e.start(e.newRun(), "hello")
+	}
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+class)
+	r.log(t, "runner-without-marker-watch")
+	r.assertInvariants(t)
+	if r.Completed != 5 {
+		t.Errorf("%d of 5 runs completed without the marker watch", r.Completed)
+	}
+	if out := a.p.tail(1 << 20); !strings.Contains(out, "cannot watch terminal markers") {
+		t.Errorf("the runner did not say it reads the markers per event; its output:\n%s", out)
+	}
+	for _, v := range violations(n.p.tail(1 << 20)) {
+		if !strings.Contains(v, ".terminal") {
+			t.Errorf("the server refused the runner something else than the marker subscription: %s", v)
+		}
 	}
 }
 
