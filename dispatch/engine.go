@@ -67,7 +67,10 @@ type Engine struct {
 	timers     timeouts       // the questions' deadlines
 	term       termWatch      // the terminal markers, when the store can watch them
 	statusWG   sync.WaitGroup // status writes made off the runs' paths
-	local      bool           // the store is in process (MemoryStore): no round trips to overlap
+	// statusCtx ends those writes at Close.
+	statusCtx    context.Context
+	statusCancel context.CancelFunc
+	local        bool // the store is in process (MemoryStore): no round trips to overlap
 }
 
 // Option configures an Engine.
@@ -147,6 +150,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		budget:    DefaultOutageBudget,
 	}
 	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
+	e.statusCtx, e.statusCancel = context.WithCancel(context.Background())
 	_, e.local = s.(*MemoryStore)
 	for _, o := range opts {
 		o(e)
@@ -461,6 +465,7 @@ func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
 	e.term.stop()
+	e.statusCancel()
 	e.statusWG.Wait()
 }
 

@@ -296,8 +296,12 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 		if r.statusGen.Load() != gen || r.terminated.Load() {
 			return
 		}
+		// The handling's values, not its end (the event is acked first);
+		// Close ends the write, so that a dead server cannot hold up a
+		// shutdown.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteTimeout)
 		defer cancel()
+		defer context.AfterFunc(e.statusCtx, cancel)()
 		if !e.putStatus(wctx, t, st) {
 			r.state.CompareAndSwap(ptr, nil) // the next step tries again
 		}
