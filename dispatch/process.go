@@ -87,7 +87,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	var err error
 	if start || id == nil {
 		var rs runRead
-		if rs, err = e.readRun(ctx, run, t, start, id, term); err != nil {
+		// A redelivered start likely finds its run recorded already.
+		fresh := d == nil || d.NumDelivered() <= 1
+		if rs, err = e.readRun(ctx, run, t, start, id, term, fresh); err != nil {
 			return err
 		}
 		id, prev, ended = rs.id, rs.prev, rs.ended
@@ -240,7 +242,7 @@ type runRead struct {
 // identity (a start records it unless known), a start's recorded start
 // sequence and, if term, the terminal marker. A cached run's other events
 // need none of it, so they do not pay for the goroutines.
-func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start bool, id *runIdentity, term, fresh bool) (runRead, error) {
 	if e.local {
 		return e.readRunLocal(ctx, run, t, start, id, term)
 	}
@@ -249,7 +251,11 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 	var wg sync.WaitGroup
 	if start {
 		readPrev := func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) }
-		if id == nil {
+		switch {
+		case id == nil && !fresh:
+			wg.Go(readPrev)
+			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+		case id == nil:
 			// A run whose identity this start records is new: it has no
 			// earlier start to keep, so the start sequence is read only
 			// when the identity was there already.
@@ -259,7 +265,7 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 					readPrev()
 				}
 			})
-		} else {
+		default:
 			wg.Go(readPrev)
 		}
 	} else if term {
