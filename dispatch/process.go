@@ -502,6 +502,10 @@ type plan struct {
 	argBuf [4][]event.Event
 	oneBuf [4]event.Event
 	idBuf  [8]string
+	// A step's first outputs and their encodings (the record keeps the
+	// encodings: the plan is not reused).
+	outBuf  [2]event.Event
+	keptBuf [2]json.RawMessage
 }
 
 // bind checks availability and binds the step's and its
@@ -705,7 +709,10 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
 		now := e.now().UnixNano()
-		evs = make([]event.Event, 0, len(outs))
+		evs, kept = p.outBuf[:0], p.keptBuf[:0]
+		if len(outs) > len(p.outBuf) {
+			evs, kept = make([]event.Event, 0, len(outs)), make([]json.RawMessage, 0, len(outs))
+		}
 		for i, o := range outs {
 			b := o.EventBase()
 			b.EventID = p.b.id("out", i)
