@@ -67,9 +67,11 @@ type Engine struct {
 	timers     timeouts       // the questions' deadlines
 	term       termWatch      // the terminal markers, when the store can watch them
 	statusWG   sync.WaitGroup // status writes made off the runs' paths
-	// statusCtx ends those writes at Close.
+	// statusCtx ends those writes at Close; after it none starts.
 	statusCtx    context.Context
 	statusCancel context.CancelFunc
+	statusMu     sync.Mutex
+	statusClosed bool
 	local        bool // the store is in process (MemoryStore): no round trips to overlap
 }
 
@@ -465,6 +467,9 @@ func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
 	e.term.stop()
+	e.statusMu.Lock()
+	e.statusClosed = true
+	e.statusMu.Unlock()
 	e.statusCancel()
 	e.statusWG.Wait()
 }

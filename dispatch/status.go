@@ -278,6 +278,15 @@ func (e *Engine) writeStatusSoon(ctx context.Context, r *runEntry, t topic.Agent
 
 // writeStatusAsync is writeStatusSoon for a remote store.
 func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agent, st RunStatus) {
+	e.statusMu.Lock()
+	closed := e.statusClosed
+	if !closed {
+		e.statusWG.Add(1)
+	}
+	e.statusMu.Unlock()
+	if closed {
+		return // the engine is closed: the status stays as it was
+	}
 	ptr := stateOf(st.State)
 	r.state.Store(ptr)
 	r.statusMu.Lock()
@@ -286,7 +295,6 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 	r.statusDone = done
 	gen := r.statusGen.Add(1)
 	r.statusMu.Unlock()
-	e.statusWG.Add(1)
 	go func() {
 		defer e.statusWG.Done()
 		defer close(done)
