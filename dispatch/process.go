@@ -76,6 +76,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// With a live watch of the terminal markers, the marker is read once
 	// per run and watch: later events rely on the watch.
 	start, answer := event.IsStart(ev), isAnswer(ev)
+	// A redelivered start likely finds its run recorded already.
+	first := d == nil || d.NumDelivered() <= 1
 	id := r.ident.Load()
 	term := start || answer || len(cands) > 0
 	var ep uint64
@@ -87,9 +89,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	var err error
 	if start || id == nil {
 		var rs runRead
-		// A redelivered start likely finds its run recorded already.
-		fresh := d == nil || d.NumDelivered() <= 1
-		if rs, err = e.readRun(ctx, run, t, start, id, term, fresh); err != nil {
+		if rs, err = e.readRun(ctx, run, t, start, id, term, first); err != nil {
 			return err
 		}
 		id, prev, ended = rs.id, rs.prev, rs.ended
@@ -127,7 +127,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			}
 		}()
 	}
-	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev)
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev, first)
 	if ok && start {
 		// Pending unless a step ran at once (it recorded running or
 		// waiting): one status write fewer per run.
@@ -189,9 +189,8 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// A first delivery records each execution once it is done (one store
 	// write); a redelivery claims first, so that a step that completed is
 	// not run again.
-	fresh := d == nil || d.NumDelivered() <= 1
 	for _, p := range ready {
-		p.fresh = fresh
+		p.fresh = first
 	}
 	if e.sequential || len(ready) == 1 {
 		for _, p := range ready {
@@ -320,7 +319,7 @@ func (e *Engine) readRunLocal(ctx context.Context, run RunKey, t topic.Agent, st
 // caller has checked that the run has not ended. A StartEvent's writes
 // (configuration, headers, start sequence, its fields) go to the store as one
 // batch.
-func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, prev *startSeq) (cfg any, ok bool, err error) {
+func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, prev *startSeq, first bool) (cfg any, ok bool, err error) {
 	run := r.key
 	sc := run.RunContext()
 	start := event.IsStart(ev)
@@ -399,7 +398,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		if batch, err = e.startEntries(ev, seq, prev, batch); err != nil {
 			return nil, false, err
 		}
-		if err := e.seed(ctx, r, batch); err != nil {
+		if err := e.seed(ctx, r, batch, first); err != nil {
 			return nil, false, err
 		}
 		r.prime(seq)
@@ -410,16 +409,25 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	return c, true, nil
 }
 
-// seed writes a start event's run-context entries. With a remote store the
+// seed writes a start event's run-context entries; first is false for a
+// redelivered start, whose run context the store likely holds already, so
+// its entries go out one key each (a batch store would first try, and
+// fail, to write them as the run's first batch). With a remote store the
 // write goes on while the first step runs: the step's reads and writes of
 // the run context wait for it (state), and so do its record and the
 // event's ack (execute, process), so nothing the run publishes or acks gets
 // ahead of it. A failed write fails them all: the start is redelivered and
 // writes everything again, its configuration too.
-func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry) error {
+func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first bool) error {
 	sc := r.key.RunContext()
+	write := func(ctx context.Context) error {
+		if first {
+			return setMany(ctx, e.store, sc, batch)
+		}
+		return setEach(ctx, e.store, sc, batch)
+	}
 	if e.local || len(batch) == 0 {
-		if err := setMany(ctx, e.store, sc, batch); err != nil {
+		if err := write(ctx); err != nil {
 			return fmt.Errorf("dispatch: seed run context: %w", err)
 		}
 		return nil
@@ -429,7 +437,7 @@ func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry) error {
 	r.seed = w
 	r.seedMu.Unlock()
 	go func() {
-		err := setMany(ctx, e.store, sc, batch)
+		err := write(ctx)
 		if err != nil {
 			w.err = fmt.Errorf("dispatch: seed run context: %w", err)
 			r.cfgMu.Lock() // after prepare, which holds it, returns
