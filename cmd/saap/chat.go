@@ -16,6 +16,7 @@ import (
 
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/internal/eventline"
 )
 
 func cmdChat(ctx context.Context, e *env, args []string) error {
@@ -188,14 +189,14 @@ func (c *chat) post(ctx context.Context, name string, body any) (*received, stri
 			midLine = true
 		case "thought", "tool":
 			newline()
-			fmt.Fprintln(c.e.stdout, c.e.paint(dim, fmt.Sprintf("  %s %s", k, summary(ev, []byte(d)))))
+			fmt.Fprintln(c.e.stdout, c.e.paint(dim, fmt.Sprintf("  %s %s", k, eventline.Summary(ev, []byte(d)))))
 		case "error":
 			newline()
 			x, _ := event.UnmarshalAs[event.ExceptionEvent]([]byte(d))
 			return last, "", fmt.Errorf("the run failed: %s", x.Message)
 		case "stop":
 			if answer.Len() == 0 {
-				s := summary(ev, []byte(d))
+				s := eventline.Summary(ev, []byte(d))
 				fmt.Fprint(c.e.stdout, s)
 				answer.WriteString(s)
 				midLine = true

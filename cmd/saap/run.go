@@ -12,6 +12,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/eventline"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -229,7 +230,7 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 			}
 		}
 		fmt.Fprintf(e.stdout, "  %8s  %s %s %-32s %s%s\n", "+"+ms(s.Time.Sub(first.Time)), typ,
-			e.paint(kindStyle[kind], fmt.Sprintf("%-8s", kind)), s.Name, summary(ev, s.Event), note)
+			e.paint(kindStyle[kind], fmt.Sprintf("%-8s", kind)), s.Name, eventline.Summary(ev, s.Event), note)
 	}
 	if len(order) > 0 {
 		fmt.Fprintln(e.stdout, "steps:")

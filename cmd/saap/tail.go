@@ -7,6 +7,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/eventline"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -68,5 +69,5 @@ func (e *env) line(subject string, data []byte, at time.Time) string {
 		typ = "D"
 	}
 	return fmt.Sprintf("%s %s %s %-32s %s/%s run=%s %s", e.paint(dim, at.Format("15:04:05.000")), typ,
-		e.paint(kindStyle[kind], fmt.Sprintf("%-8s", kind)), t.Name, t.Class, t.ID, t.Run, summary(ev, data))
+		e.paint(kindStyle[kind], fmt.Sprintf("%-8s", kind)), t.Name, t.Class, t.ID, t.Run, eventline.Summary(ev, data))
 }

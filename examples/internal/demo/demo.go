@@ -20,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/internal/eventline"
 	"github.com/saap-go/agent/semantic/otlp"
 	"github.com/saap-go/agent/topic"
 )
@@ -415,64 +415,13 @@ func (p *printer) counts() map[string]int {
 	return out
 }
 
-// contentOf is the part of an event worth printing on its line.
+// contentOf is the part of an event worth printing on its line: its
+// answer if it carries one, else its one-line summary.
 func contentOf(e event.Event, raw []byte) string {
-	switch x := e.(type) {
-	case *event.ChunkEvent:
-		return fmt.Sprintf("%q", x.Content)
-	case *event.UserMessageEvent:
-		if n := len(x.Messages); n > 0 {
-			return fmt.Sprintf("%q", clip(x.Messages[n-1].Content()))
-		}
-	case *event.ToolEvent:
-		// A tool call: name(arguments), as the model made it.
-		if x.Name != nil {
-			args, _ := json.Marshal(x.Parameters)
-			return clip(*x.Name + "(" + string(args) + ")")
-		}
-	case *event.ThoughtEvent:
-		if x.ReasoningContent != nil {
-			return fmt.Sprintf("%q", clip(*x.ReasoningContent))
-		}
-	}
 	if a := answerOf(e, raw); a != "" {
-		return fmt.Sprintf("%q", clip(a))
+		return fmt.Sprintf("%q", eventline.Clip(a))
 	}
-	// Other events: their own fields, compactly. This only prints the JSON
-	// the codec decoded, whatever its type; nothing is read from it.
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		switch k {
-		case "event_id", "created_at", "_event_name", "_parent_event_names", "display_name", "display_description":
-		default:
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		var v bytes.Buffer
-		if json.Compact(&v, m[k]) != nil {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(k + "=" + v.String())
-	}
-	return clip(b.String())
-}
-
-func clip(s string) string {
-	const max = 100
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return s
+	return eventline.Summary(e, raw)
 }
 
 // answerOf reads the text a terminal event carries, through the codec: the
