@@ -508,10 +508,8 @@ func as[T any, PT interface {
 	return e, err == nil
 }
 
-// finalText is the full answer a stop event carries: the text of its last
-// output message (an LLM stop, or any stop with output_messages), else its
-// content string. Custom stops may declare these fields or carry them as
-// extras, so they are read from the JSON with the codec's value decoding.
+// finalText is the full answer a stop event carries (see StopText); an
+// LLM stop already decoded is read as it is.
 func finalText(x *seen) string {
 	if event.Has(x.event, "LLMEvent") {
 		if llm, ok := as[event.LLMEvent](x); ok && len(llm.OutputMessages) > 0 {
@@ -519,11 +517,20 @@ func finalText(x *seen) string {
 		}
 		return ""
 	}
+	return StopText(x.raw)
+}
+
+// StopText is the full answer a stop event carries, from its JSON: the
+// text of its last output message (an LLM stop, or any stop with
+// output_messages), else its content string. Custom stops may declare
+// these fields or carry them as extras, so they are read with the codec's
+// value decoding. The adapters give it as a run's final answer.
+func StopText(data []byte) string {
 	var out struct {
 		Messages json.RawMessage `json:"output_messages"`
 		Content  *string         `json:"content"`
 	}
-	if event.UnmarshalValue(x.raw, &out) != nil {
+	if event.UnmarshalValue(data, &out) != nil {
 		return ""
 	}
 	if len(out.Messages) > 0 && string(out.Messages) != "null" {

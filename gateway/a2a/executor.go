@@ -223,7 +223,7 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 func (e *executor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, x task, stop []byte, artifact core.ArtifactID, streamed string) error {
 	// The stop's output replaces the streamed chunks, which it normally
 	// equals; chunks lost to the race with the stop are in it.
-	text := stopText(stop)
+	text := gateway.StopText(stop)
 	if text == "" {
 		text = streamed
 	}
@@ -348,33 +348,4 @@ func answerOf(m *core.Message, hitlType string) (any, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("a2a: the question wants yes or no, got %q: %w", text, core.ErrInvalidParams)
-}
-
-// stopText is the answer a stop event carries: the content of its last
-// output message, else its content member.
-func stopText(data []byte) string {
-	var out struct {
-		Messages json.RawMessage `json:"output_messages"`
-		Content  *string         `json:"content"`
-	}
-	if event.UnmarshalValue(data, &out) != nil {
-		return ""
-	}
-	if len(out.Messages) > 0 && string(out.Messages) != "null" {
-		var msgs []event.Message
-		if event.UnmarshalValue(out.Messages, &msgs) == nil && len(msgs) > 0 {
-			if text := msgs[len(msgs)-1].Content(); text != "" {
-				return text
-			}
-		}
-		var chat []event.ChatMessage
-		if event.UnmarshalValue(out.Messages, &chat) == nil && len(chat) > 0 {
-			return chat[len(chat)-1].Content()
-		}
-		return ""
-	}
-	if out.Content != nil {
-		return *out.Content
-	}
-	return ""
 }
