@@ -143,7 +143,7 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (*Stream, error) {
 			msg: fmt.Sprintf("agent class %s takes no start event %q", req.Class, req.Event)}
 	}
 	for _, f := range []struct{ name, v string }{{"thread_id", req.Thread}, {"display_id", req.Display}} {
-		if f.v != "" && !objectID.MatchString(f.v) {
+		if f.v != "" && !event.IsObjectID(f.v) {
 			return nil, badRequest(f.name, "%s: must be 24 lower-case hex characters, got %q", f.name, f.v)
 		}
 	}
@@ -201,7 +201,7 @@ func (g *Gateway) Answer(ctx context.Context, req AnswerRequest) (*Stream, error
 	if req.User == nil || req.User.ID == "" {
 		return nil, &requestError{status: http.StatusUnauthorized, msg: "gateway: an answer needs a user"}
 	}
-	if !objectID.MatchString(req.Thread) {
+	if !event.IsObjectID(req.Thread) {
 		if err := validToken("thread_id", req.Thread); err != nil {
 			return nil, badRequest("thread_id", "thread_id: %v", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,10 +14,6 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
-
-// objectID is the form the platform enforces on client-supplied thread and
-// display ids.
-var objectID = regexp.MustCompile(`^[a-f0-9]{24}$`)
 
 // frameworkFields are filled by the gateway; a client cannot set them.
 var frameworkFields = []string{
@@ -126,7 +121,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request) (thread, d
 // queryID reads an optional ObjectId-shaped query parameter.
 func queryID(r *http.Request, name string) (string, error) {
 	v := r.URL.Query().Get(name)
-	if v != "" && !objectID.MatchString(v) {
+	if v != "" && !event.IsObjectID(v) {
 		return "", badRequest(name, "%s: must be 24 lower-case hex characters, got %q", name, v)
 	}
 	return v, nil
@@ -311,7 +306,7 @@ func (g *Gateway) responseDelivery(w http.ResponseWriter, r *http.Request, user 
 	if thread == "" {
 		return nil, badRequest("thread_id", "thread_id: required in the query or in request_event.topic.thread_id")
 	}
-	if !objectID.MatchString(thread) {
+	if !event.IsObjectID(thread) {
 		if err := validToken("thread_id", thread); err != nil {
 			return nil, badRequest("thread_id", "thread_id: %v", err)
 		}

@@ -187,7 +187,7 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	thread, display := req.Metadata["thread_id"], req.Metadata["display_id"]
 	for _, f := range []struct{ name, v string }{{"metadata.thread_id", thread}, {"metadata.display_id", display}} {
-		if f.v != "" && !objectID.MatchString(f.v) {
+		if f.v != "" && !event.IsObjectID(f.v) {
 			g.chatFail(w, badRequest(f.name, "%s: must be 24 lower-case hex characters, got %q", f.name, f.v))
 			return
 		}

@@ -2,14 +2,11 @@ package a2a
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,20 +23,6 @@ import (
 // through the class's conversational start event; a message to a task
 // that waits on a question answers it.
 type executor struct{ s *Server }
-
-var objectID = regexp.MustCompile(`^[a-f0-9]{24}$`)
-
-// threadOf maps an A2A context id to a thread id: an ObjectId-shaped
-// context id is the thread itself, any other is hashed into one, so the
-// same context always lands in the same thread, whose membership the
-// gateway checks.
-func threadOf(contextID string) string {
-	if objectID.MatchString(contextID) {
-		return contextID
-	}
-	sum := sha256.Sum256([]byte("a2a-context:" + contextID))
-	return hex.EncodeToString(sum[:12])
-}
 
 // chatLike reports whether a start event takes chat messages.
 func chatLike(s event.EventSpecs) bool {
@@ -96,7 +79,7 @@ func (e *executor) start(ctx context.Context, user *event.UserIdentity, tg targe
 	if strings.TrimSpace(text) == "" {
 		return task{}, nil, fmt.Errorf("a2a: the message has no text part: %w", core.ErrInvalidParams)
 	}
-	x := task{owner: user.ID, class: tg.class, agentID: tg.id, thread: threadOf(rc.ContextID), display: event.NewID()}
+	x := task{owner: user.ID, class: tg.class, agentID: tg.id, thread: gateway.ExternalThread("a2a-context", rc.ContextID), display: event.NewID()}
 	if !e.s.tasks.put(rc.TaskID, x) {
 		return task{}, nil, fmt.Errorf("a2a: task %s: %w", rc.TaskID, core.ErrTaskNotFound)
 	}

@@ -2,14 +2,11 @@ package agui
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -55,18 +52,10 @@ type forwarded struct {
 	Body  map[string]json.RawMessage `json:"body"`
 }
 
-var hex24 = regexp.MustCompile(`^[a-f0-9]{24}$`)
-
 // ThreadID returns the protocol thread id an AG-UI threadId stands for:
 // itself when it is 24 lower-case hex characters, else the first 24 hex
-// characters of its SHA-256.
-func ThreadID(threadID string) string {
-	if hex24.MatchString(threadID) {
-		return threadID
-	}
-	sum := sha256.Sum256([]byte("agui-thread:" + threadID))
-	return hex.EncodeToString(sum[:12])
-}
+// characters of its SHA-256 (see gateway.ExternalThread).
+func ThreadID(threadID string) string { return gateway.ExternalThread("agui-thread", threadID) }
 
 // errorBody is the shape of the refusals, the gateway's.
 type errorBody struct {
