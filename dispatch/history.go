@@ -98,8 +98,7 @@ type runEntry struct {
 	pubMu     sync.Mutex // orders publishing against terminal events
 
 	actMu  sync.Mutex
-	actID  uint64
-	active []activeCtx // contexts of running executions
+	active []*runCtx // contexts of running executions
 
 	cfgMu     sync.Mutex
 	cfgLoaded bool
@@ -150,45 +149,102 @@ func (r *runEntry) terminate() {
 	r.terminated.Store(true)
 	r.actMu.Lock()
 	defer r.actMu.Unlock()
-	for _, a := range r.active {
-		a.cancel(ErrRunEnded)
+	for _, c := range r.active {
+		c.end(ErrRunEnded)
 	}
 	r.active = r.active[:0]
 }
 
-// track derives the context of executions from ctx: it is cancelled with
-// ErrRunEnded when the run ends. Call r.untrack(id) when they finish.
-func (r *runEntry) track(ctx context.Context) (context.Context, context.CancelCauseFunc, uint64) {
-	c, cancel := context.WithCancelCause(ctx)
+// track makes c the context of executions: ctx, cancelled with ErrRunEnded
+// when the run ends. Call r.untrack(c) when they finish.
+func (r *runEntry) track(c *runCtx, ctx context.Context) {
+	c.Context = ctx
 	r.actMu.Lock()
 	defer r.actMu.Unlock()
 	if r.terminated.Load() {
-		cancel(ErrRunEnded)
-		return c, cancel, 0
-	}
-	r.actID++
-	r.active = append(r.active, activeCtx{r.actID, cancel})
-	return c, cancel, r.actID
-}
-
-func (r *runEntry) untrack(cancel context.CancelCauseFunc, id uint64) {
-	cancel(nil)
-	if id == 0 {
+		c.end(ErrRunEnded)
 		return
 	}
+	r.active = append(r.active, c)
+}
+
+func (r *runEntry) untrack(c *runCtx) {
+	c.end(nil)
 	r.actMu.Lock()
 	defer r.actMu.Unlock()
 	for i, a := range r.active {
-		if a.id == id {
+		if a == c {
 			r.active = append(r.active[:i], r.active[i+1:]...)
 			break
 		}
 	}
 }
 
-type activeCtx struct {
-	id     uint64
-	cancel context.CancelCauseFunc
+// runCtx is the context steps see: its parent until the run ends or the
+// executions return. The cancellable context behind it is made only when
+// something waits on it (Done) or asks after its end, so a step that never
+// does costs no allocation.
+type runCtx struct {
+	context.Context // the parent
+	mu              sync.Mutex
+	c               context.Context // nil until needed
+	cancel          context.CancelCauseFunc
+	ended           bool
+	cause           error
+}
+
+// derived returns the cancellable context, made now if need be.
+func (c *runCtx) derived() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c == nil {
+		c.c, c.cancel = context.WithCancelCause(c.Context)
+		if c.ended {
+			c.cancel(c.cause)
+		}
+	}
+	return c.c
+}
+
+// end cancels c with cause (nil: context.Canceled); the first end wins.
+func (c *runCtx) end(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.ended, c.cause = true, cause
+	if c.cancel != nil {
+		c.cancel(cause)
+	}
+}
+
+func (c *runCtx) Done() <-chan struct{} { return c.derived().Done() }
+
+func (c *runCtx) Err() error {
+	c.mu.Lock()
+	d, ended := c.c, c.ended
+	c.mu.Unlock()
+	switch {
+	case d != nil:
+		return d.Err()
+	case ended:
+		return c.derived().Err()
+	}
+	return c.Context.Err()
+}
+
+func (c *runCtx) Value(key any) any {
+	c.mu.Lock()
+	d, ended := c.c, c.ended
+	c.mu.Unlock()
+	if d == nil && ended {
+		d = c.derived() // so that context.Cause finds the run's cause
+	}
+	if d != nil {
+		return d.Value(key)
+	}
+	return c.Context.Value(key)
 }
 
 type histEvent struct {

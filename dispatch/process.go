@@ -163,8 +163,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	// Steps and preconditions see a context that ends with the run.
-	sctx, cancel, actID := r.track(ctx)
-	defer r.untrack(cancel, actID)
+	sctx := &plans[0].ctx // one for all: it lives as long as its plan
+	r.track(sctx, ctx)
+	defer r.untrack(sctx)
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
 	}
@@ -506,6 +507,7 @@ type plan struct {
 	sc      *stepContext
 	scv     stepContext
 	fresh   bool // a first delivery: see execute
+	ctx     runCtx
 
 	argBuf [4][]event.Event
 	oneBuf [4]event.Event
