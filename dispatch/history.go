@@ -34,7 +34,7 @@ func (c *runCache) get(run RunKey) *runEntry {
 		c.lru.MoveToFront(el)
 		return el.Value.(*runEntry)
 	}
-	r := &runEntry{key: run, byName: map[string][]int32{}, ids: map[string]int32{}}
+	r := &runEntry{key: run}
 	c.runs[run] = c.lru.PushFront(r)
 	for c.lru.Len() > c.max {
 		old := c.lru.Back()
@@ -76,8 +76,15 @@ type runEntry struct {
 	primed bool   // hw was set from the run's start sequence (or found unknown)
 	hw     uint64 // every run event with seq ≤ hw is in events
 	events []histEvent
-	byName map[string][]int32 // wire name → indexes into events, ascending seq
-	ids    map[string]int32   // event id → index into events
+	// Indexes of a long history (nil while the run has few events and
+	// names, which named and indexOf find by scanning): wire name →
+	// indexes into events in ascending seq, and event id → index.
+	byName map[string][]int32
+	ids    map[string]int32
+	// The name index of a short history.
+	nameKeys [8]string
+	nameVals [8][]int32
+	nNames   int
 
 	// Inline storage for a short run's history, so that adding its events
 	// allocates nothing: the first events, and the first index of each name
@@ -99,6 +106,7 @@ type runEntry struct {
 
 	actMu  sync.Mutex
 	active []*runCtx // contexts of running executions
+	actBuf [2]*runCtx
 
 	cfgMu     sync.Mutex
 	cfgLoaded bool
@@ -164,6 +172,9 @@ func (r *runEntry) track(c *runCtx, ctx context.Context) {
 	if r.terminated.Load() {
 		c.end(ErrRunEnded)
 		return
+	}
+	if r.active == nil {
+		r.active = r.actBuf[:0]
 	}
 	r.active = append(r.active, c)
 }
@@ -256,7 +267,7 @@ type histEvent struct {
 // reference's store de-duplicates by event_id; the first copy wins).
 func (r *runEntry) add(seq uint64, ev event.Event) {
 	id := ev.EventBase().EventID
-	if _, dup := r.ids[id]; dup {
+	if _, dup := r.indexOf(id); dup {
 		return
 	}
 	name := event.Name(ev)
@@ -273,25 +284,87 @@ func (r *runEntry) add(seq uint64, ev event.Event) {
 		r.events = r.evBuf[:0]
 	}
 	r.events = append(r.events, histEvent{seq, ev})
-	if idx, ok := r.byName[name]; ok || r.idxUsed == len(r.idxBuf) {
-		r.byName[name] = append(idx, int32(i))
+	if idx := r.named(name); idx != nil || r.idxUsed == len(r.idxBuf) {
+		r.setNamed(name, append(idx, int32(i)))
 	} else {
 		k := r.idxUsed
 		r.idxUsed++
 		r.idxBuf[k] = int32(i)
-		r.byName[name] = r.idxBuf[k : k+1 : k+1]
+		r.setNamed(name, r.idxBuf[k:k+1:k+1])
 	}
-	r.ids[id] = int32(i)
+	r.setIndex(id, int32(i))
 }
 
 func (r *runEntry) reindex() {
-	clear(r.byName)
-	clear(r.ids)
+	r.byName, r.ids, r.nNames = nil, nil, 0
 	for i, h := range r.events {
 		n := event.Name(h.ev)
-		r.byName[n] = append(r.byName[n], int32(i))
-		r.ids[h.ev.EventBase().EventID] = int32(i)
+		r.setNamed(n, append(r.named(n), int32(i)))
+		r.setIndex(h.ev.EventBase().EventID, int32(i))
 	}
+}
+
+// named returns the indexes of the events named name, in ascending seq.
+func (r *runEntry) named(name string) []int32 {
+	if r.byName != nil {
+		return r.byName[name]
+	}
+	for i := range r.nNames {
+		if r.nameKeys[i] == name {
+			return r.nameVals[i]
+		}
+	}
+	return nil
+}
+
+func (r *runEntry) setNamed(name string, idx []int32) {
+	if r.byName == nil {
+		for i := range r.nNames {
+			if r.nameKeys[i] == name {
+				r.nameVals[i] = idx
+				return
+			}
+		}
+		if r.nNames < len(r.nameKeys) {
+			r.nameKeys[r.nNames], r.nameVals[r.nNames] = name, idx
+			r.nNames++
+			return
+		}
+		r.byName = make(map[string][]int32, 2*len(r.nameKeys))
+		for i := range r.nNames {
+			r.byName[r.nameKeys[i]] = r.nameVals[i]
+		}
+	}
+	r.byName[name] = idx
+}
+
+// indexOf returns the index of the event with id.
+func (r *runEntry) indexOf(id string) (int32, bool) {
+	if r.ids != nil {
+		i, ok := r.ids[id]
+		return i, ok
+	}
+	for i, h := range r.events {
+		if h.ev.EventBase().EventID == id {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+// setIndex records that the event with id is at index i, which r.events
+// already holds. A short history needs no map: indexOf scans it.
+func (r *runEntry) setIndex(id string, i int32) {
+	if r.ids == nil {
+		if len(r.events) <= len(r.evBuf) {
+			return
+		}
+		r.ids = make(map[string]int32, 2*len(r.events))
+		for j, h := range r.events {
+			r.ids[h.ev.EventBase().EventID] = int32(j)
+		}
+	}
+	r.ids[id] = i
 }
 
 func cmpU64(a, b uint64) int {
@@ -391,12 +464,17 @@ func (r *runEntry) prime(startSeq uint64) {
 }
 
 func (r *runEntry) snapshot(upTo uint64, trigger event.Event) snapshot {
-	return snapshot{r: r, upTo: upTo, trigName: event.Name(trigger), trigIdx: r.ids[trigger.EventBase().EventID]}
+	return snapshot{r: r, upTo: upTo, trigName: event.Name(trigger), trigIdx: r.trigIndex(trigger)}
+}
+
+func (r *runEntry) trigIndex(trigger event.Event) int32 {
+	i, _ := r.indexOf(trigger.EventBase().EventID)
+	return i
 }
 
 // prefix returns the indexes of events named name with seq ≤ upTo.
 func (s *snapshot) prefix(name string) []int32 {
-	idx := s.r.byName[name]
+	idx := s.r.named(name)
 	if len(idx) == 0 || s.r.events[idx[len(idx)-1]].seq <= s.upTo {
 		return idx
 	}

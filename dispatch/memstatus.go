@@ -32,7 +32,7 @@ func (m *MemoryStore) PutStatus(ctx context.Context, run RunKey, thread string, 
 	if ms.records == nil {
 		ms.records, ms.threads = map[RunKey][]byte{}, map[RunKey]string{}
 	}
-	ms.records[run] = slices.Clone(value)
+	ms.records[run] = value // kept, as Record keeps outputs: the engine never changes it
 	ms.threads[run] = thread
 	return nil
 }

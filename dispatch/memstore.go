@@ -137,6 +137,8 @@ func (m *MemoryStore) Claim(ctx context.Context, run RunKey, req ClaimRequest) (
 	}
 	if r.claims == nil {
 		r.claims = map[claimID]memClaim{}
+	}
+	if r.counters == nil {
 		r.counters = map[string]int64{}
 	}
 	r.claims[id] = memClaim{}
@@ -176,13 +178,10 @@ func (m *MemoryStore) Record(ctx context.Context, run RunKey, step, key string, 
 	id := claimID{step, key}
 	if c, ok := r.claims[id]; ok && c.done {
 		return ClaimResult{Status: Done, Outcome: c.o.clone()}, nil
-	} else if !ok {
-		if r.claims == nil {
-			r.claims = map[claimID]memClaim{}
-			r.counters = map[string]int64{}
-		}
-		r.counters[step]++
+	} else if r.claims == nil {
+		r.claims = map[claimID]memClaim{}
 	}
+	// No counter: the step's claims count its executions (see Count).
 	// The engine hands its encoded outputs over and never changes them:
 	// keeping them without a copy saves one per output.
 	r.claims[id] = memClaim{o: o, done: true}
@@ -205,10 +204,19 @@ func (o Outcome) clone() Outcome {
 func (m *MemoryStore) Count(ctx context.Context, run RunKey, step string) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.run(run, false); r != nil {
-		return r.counters[step], nil
+	r := m.run(run, false)
+	if r == nil {
+		return 0, nil
 	}
-	return 0, nil
+	// A limited step's counter is its count; Record writes no counter,
+	// but every execution it or Claim counted has a claim.
+	var claims int64
+	for id := range r.claims {
+		if id.step == step {
+			claims++
+		}
+	}
+	return max(r.counters[step], claims), nil
 }
 
 // SetMarker implements Store.

@@ -897,12 +897,12 @@ const outputHeadroom = 512
 func (e *Engine) encodeOutput(t topic.Agent, ev event.Event) ([]byte, error) {
 	name, id := event.Name(ev), ev.EventBase().EventID
 	if event.IsControl(ev) {
-		if _, err := t.Event(topic.Control, name, id).Subject(); err != nil {
+		if err := t.Event(topic.Control, name, id).Check(); err != nil {
 			return nil, err
 		}
 	}
 	if event.IsDisplay(ev) {
-		if _, err := t.Event(topic.Display, name, id).Subject(); err != nil {
+		if err := t.Event(topic.Display, name, id).Check(); err != nil {
 			return nil, err
 		}
 	}
@@ -1037,18 +1037,18 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 	name, id := event.Name(ev), ev.EventBase().EventID
 	control, display := event.IsControl(ev), event.IsDisplay(ev)
 	var controlSubj, displaySubj string
-	if control {
-		if controlSubj, err = t.Event(topic.Control, name, id).Subject(); err != nil {
-			return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
-		}
-	}
-	if display {
-		if displaySubj, err = t.Event(topic.Display, name, id).Subject(); err != nil {
-			return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
-		}
-	}
-	if !control && !display {
+	switch {
+	case control && display:
+		controlSubj, displaySubj, err = t.Subjects(name, id)
+	case control:
+		controlSubj, err = t.Event(topic.Control, name, id).Subject()
+	case display:
+		displaySubj, err = t.Event(topic.Display, name, id).Subject()
+	default:
 		return false, false, Permanent(fmt.Errorf("dispatch: publish %s: neither a control nor a display event", name))
+	}
+	if err != nil {
+		return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
 	}
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()

@@ -85,7 +85,8 @@ var ErrNoStatus = errors.New("dispatch: no status for this run")
 // have no status.
 type StatusStore interface {
 	// PutStatus stores value as the status record of run in thread,
-	// replacing the previous one.
+	// replacing the previous one. The caller does not change value
+	// afterwards, so the store may keep it.
 	PutStatus(ctx context.Context, run RunKey, thread string, value []byte) error
 	// Status returns the record of run, and false if there is none.
 	Status(ctx context.Context, run RunKey) ([]byte, bool, error)

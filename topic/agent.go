@@ -1,5 +1,7 @@
 package topic
 
+import "strings"
+
 // EventType is the event_type token of an agent subject: which tier an
 // event travels on.
 type EventType string
@@ -43,6 +45,34 @@ func (a Agent) tokens() [8]string {
 // longer than MaxSubjectLen.
 func (a Agent) Subject() (string, error) {
 	t := a.tokens()
+	if err := checkAgent(&t); err != nil {
+		return "", err
+	}
+	return build("agent", agentRoot, t[:]...)
+}
+
+// Check returns the error Subject would return, without building the
+// subject.
+func (a Agent) Check() error {
+	t := a.tokens()
+	if err := checkAgent(&t); err != nil {
+		return err
+	}
+	if n := agentLen(&t); n > MaxSubjectLen {
+		return &LengthError{Grammar: "agent", Len: n, Max: MaxSubjectLen}
+	}
+	return nil
+}
+
+func agentLen(t *[8]string) int {
+	n := len(agentRoot) + len(t)
+	for _, v := range t {
+		n += len(v)
+	}
+	return n
+}
+
+func checkAgent(t *[8]string) error {
 	for i, v := range t {
 		var e *TokenError
 		if i == 5 {
@@ -51,10 +81,39 @@ func (a Agent) Subject() (string, error) {
 			e = checkToken(agentTokens[i], v)
 		}
 		if e != nil {
-			return "", e
+			return e
 		}
 	}
-	return build("agent", agentRoot, t[:]...)
+	return nil
+}
+
+// Subjects returns the control and the display subject of event name/id
+// in a's run (a's own Type, Name and EventID are ignored): what Subject
+// returns for each, built in one allocation for an event published on both
+// tiers.
+func (a Agent) Subjects(name, id string) (control, display string, err error) {
+	a.Type, a.Name, a.EventID = Control, name, id
+	t := a.tokens()
+	if err := checkAgent(&t); err != nil {
+		return "", "", err
+	}
+	n := agentLen(&t)
+	if n > MaxSubjectLen {
+		return "", "", &LengthError{Grammar: "agent", Len: n, Max: MaxSubjectLen}
+	}
+	// One string holds both.
+	var b strings.Builder
+	b.Grow(2 * n)
+	for _, typ := range [2]EventType{Control, Display} {
+		t[5] = string(typ)
+		b.WriteString(agentRoot)
+		for _, v := range t {
+			b.WriteByte('.')
+			b.WriteString(v)
+		}
+	}
+	both := b.String()
+	return both[:n], both[n:], nil
 }
 
 // String renders a like Subject but never fails: invalid or empty tokens

@@ -338,3 +338,42 @@ func TestClipKeepsUTF8(t *testing.T) {
 		t.Errorf("clip(%q) = %q", s, got)
 	}
 }
+
+func TestAgentSubjects(t *testing.T) {
+	a := Agent{Class: "C", ID: "i", Thread: "th", Display: "d", Run: "r", Type: Display, Name: "X", EventID: "x"}
+	c, d, err := a.Subjects("ChunkEvent", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, _ := a.Event(Control, "ChunkEvent", "e1").Subject()
+	wd, _ := a.Event(Display, "ChunkEvent", "e1").Subject()
+	if c != wc || d != wd {
+		t.Fatalf("Subjects = %q, %q; want %q, %q", c, d, wc, wd)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = a.Subjects("ChunkEvent", "e1") }); n != 1 {
+		t.Fatalf("Subjects allocates %v times, want 1", n)
+	}
+	if _, _, err := a.Subjects("Bad.Name", "e1"); err == nil {
+		t.Fatal("Subjects accepted an invalid event name")
+	}
+}
+
+// Check fails exactly where Subject does.
+func TestAgentCheck(t *testing.T) {
+	long := strings.Repeat("x", MaxSubjectLen)
+	for _, a := range []Agent{
+		{Class: "C", ID: "i", Thread: "th", Display: "d", Run: "r", Type: Control, Name: "X", EventID: "x"},
+		{Class: "C", ID: "i", Thread: "th", Display: "d", Run: "r", Type: "other", Name: "X", EventID: "x"},
+		{Class: "C", ID: "", Thread: "th", Display: "d", Run: "r", Type: Display, Name: "X", EventID: "x"},
+		{Class: "C", ID: "i", Thread: "th", Display: "d", Run: long[:200], Type: Display, Name: "X", EventID: long[:100]},
+	} {
+		_, want := a.Subject()
+		got := a.Check()
+		if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+			t.Errorf("Check(%v) = %v, Subject's error %v", a, got, want)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = a.Check() }); want == nil && n != 0 {
+			t.Errorf("Check allocates %v times", n)
+		}
+	}
+}
