@@ -47,21 +47,31 @@ type runIdentity struct {
 	Key      string `json:"key"` // 32 lower-hex, from crypto/rand
 
 	secret []byte // Key decoded
+	key    [16]byte
 }
 
 func newIdentity(t topic.Agent, rnd io.Reader) (*runIdentity, string, error) {
-	var k [16]byte
+	id := &runIdentity{AgentID: t.ID, ThreadID: t.Thread}
+	k := id.key[:]
 	if rnd == nil {
-		_, _ = rand.Read(k[:]) // never fails: it crashes the program instead
-	} else if _, err := io.ReadFull(rnd, k[:]); err != nil {
+		_, _ = rand.Read(k) // never fails: it crashes the program instead
+	} else if _, err := io.ReadFull(rnd, k); err != nil {
 		return nil, "", fmt.Errorf("dispatch: run secret: %w", err)
 	}
-	id := &runIdentity{AgentID: t.ID, ThreadID: t.Thread, Key: hex.EncodeToString(k[:]), secret: k[:]}
-	raw, err := json.Marshal(id)
-	if err != nil {
-		return nil, "", fmt.Errorf("dispatch: encode run identity: %w", err)
-	}
-	return id, string(raw), nil
+	id.secret = k
+	// encoding/json's output, built in one allocation; Key is a part of it.
+	var sb [256]byte
+	buf := append(sb[:0], `{"agent_id":`...)
+	buf = appendJSONString(buf, t.ID)
+	buf = append(buf, `,"thread_id":`...)
+	buf = appendJSONString(buf, t.Thread)
+	buf = append(buf, `,"key":"`...)
+	at := len(buf)
+	buf = hex.AppendEncode(buf, k)
+	buf = append(buf, `"}`...)
+	raw := string(buf)
+	id.Key = raw[at : at+2*len(k)]
+	return id, raw, nil
 }
 
 func parseIdentity(run RunKey, raw string) (*runIdentity, error) {

@@ -1,9 +1,11 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
 )
 
 // answerOf reads the request id from every shape of answer, and an answer
@@ -41,6 +43,31 @@ func TestAnswerOf(t *testing.T) {
 	for _, q := range []event.Event{req, bot, &event.AgentInTheLoopRequestEvent{}} {
 		if !isQuestion(q) || isAnswer(q) {
 			t.Errorf("%s: question %v, answer %v", event.Name(q), isQuestion(q), isAnswer(q))
+		}
+	}
+}
+
+// The identity record is encoding/json's encoding of the identity, also for
+// ids that need escaping, and reads back as what was recorded.
+func TestNewIdentityEncoding(t *testing.T) {
+	for _, tp := range []topic.Agent{
+		{Class: "C", ID: "profile", Thread: "66b9f0a1c2d3e4f5a6b7c8d0", Run: "r"},
+		{Class: "C", ID: `a"b\c<d>&é`, Thread: "t\u2028x", Run: "r"},
+	} {
+		id, raw, err := newIdentity(tp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(id)
+		if raw != string(want) {
+			t.Fatalf("identity record %s, encoding/json gives %s", raw, want)
+		}
+		back, err := parseIdentity(RunKey{Class: "C", Run: "r"}, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Key != id.Key || back.AgentID != tp.ID || back.ThreadID != tp.Thread || string(back.secret) != string(id.secret) {
+			t.Fatalf("read back %+v, recorded %+v", back, id)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 type MemoryStore struct {
 	mu      sync.Mutex
 	runs    map[RunKey]*memRun
-	markers map[RunKey]map[string]string
+	markers map[markerID]string
 	threads map[Scope]map[string][]byte
 	watches map[watchKey][]*memWatch
 	status  memStatus // run status records (StatusStore)
@@ -90,11 +90,16 @@ type memClaim struct {
 
 type claimID struct{ step, key string }
 
+type markerID struct {
+	run  RunKey
+	name string
+}
+
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{
 		runs:    map[RunKey]*memRun{},
-		markers: map[RunKey]map[string]string{},
+		markers: map[markerID]string{},
 		threads: map[Scope]map[string][]byte{},
 	}
 }
@@ -228,16 +233,11 @@ func (m *MemoryStore) SetMarker(ctx context.Context, run RunKey, name, value str
 		return "", false, fmt.Errorf("dispatch: marker of run %s/%s needs a name", run.Class, run.Run)
 	}
 	m.mu.Lock()
-	mk := m.markers[run]
-	if mk == nil {
-		mk = map[string]string{}
-		m.markers[run] = mk
-	}
-	if v, ok := mk[name]; ok {
+	if v, ok := m.markers[markerID{run, name}]; ok {
 		m.mu.Unlock()
 		return v, false, nil
 	}
-	mk[name] = value
+	m.markers[markerID{run, name}] = value
 	ws := m.watches[watchKey{run.Class, name}]
 	m.mu.Unlock()
 	for _, w := range ws {
@@ -250,7 +250,7 @@ func (m *MemoryStore) SetMarker(ctx context.Context, run RunKey, name, value str
 func (m *MemoryStore) Marker(ctx context.Context, run RunKey, name string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.markers[run][name]
+	v, ok := m.markers[markerID{run, name}]
 	return v, ok, nil
 }
 

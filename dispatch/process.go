@@ -328,6 +328,9 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	defer r.cfgMu.Unlock()
 	var batch []Entry
 	var raw []byte
+	if start {
+		batch = make([]Entry, 0, 16) // configuration, headers, start sequence, the event's fields
+	}
 	if !r.cfgLoaded {
 		if start {
 			raw, err = e.config.Resolve(ctx, runOf(t, ev))
@@ -421,14 +424,8 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 // writes everything again, its configuration too.
 func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first bool) error {
 	sc := r.key.RunContext()
-	write := func(ctx context.Context) error {
-		if first {
-			return setMany(ctx, e.store, sc, batch)
-		}
-		return setEach(ctx, e.store, sc, batch)
-	}
 	if e.local || len(batch) == 0 {
-		if err := write(ctx); err != nil {
+		if err := e.writeSeed(ctx, sc, batch, first); err != nil {
 			return fmt.Errorf("dispatch: seed run context: %w", err)
 		}
 		return nil
@@ -438,7 +435,7 @@ func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first boo
 	r.seed = w
 	r.seedMu.Unlock()
 	go func() {
-		err := write(ctx)
+		err := e.writeSeed(ctx, sc, batch, first)
 		if err != nil {
 			w.err = fmt.Errorf("dispatch: seed run context: %w", err)
 			r.cfgMu.Lock() // after prepare, which holds it, returns
@@ -455,6 +452,13 @@ func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first boo
 		}
 	}()
 	return nil
+}
+
+func (e *Engine) writeSeed(ctx context.Context, sc Scope, batch []Entry, first bool) error {
+	if first {
+		return setMany(ctx, e.store, sc, batch)
+	}
+	return setEach(ctx, e.store, sc, batch)
 }
 
 // startSeq is the run's recorded start sequence, as read before prepare.
@@ -516,6 +520,7 @@ type plan struct {
 	// encodings: the plan is not reused).
 	outBuf  [2]event.Event
 	keptBuf [2]json.RawMessage
+	callBuf [2]event.Event // what the step returned
 }
 
 // bind checks availability and binds the step's and its
@@ -935,12 +940,12 @@ func clipMessage(s string) string {
 
 func (e *Engine) call(p *plan) ([]event.Event, error) {
 	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
-		return p.step.Call(p.sc, p.args)
+		return p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
 	}
 	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
 	defer span.End()
 	p.sc.Context = sctx
-	out, err := p.step.Call(p.sc, p.args)
+	out, err := p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
 	if err != nil {
 		ref := p.b.id("exception", 0)
 		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}

@@ -335,16 +335,15 @@ func (r *runEntry) settleStatus() {
 
 // stateOf returns a shared pointer to s, for runEntry.state.
 func stateOf(s RunState) *RunState {
-	switch s {
-	case StatePending:
-		return &statePending
-	case StateRunning:
-		return &stateRunning
+	for i := range knownStates {
+		if knownStates[i] == s {
+			return &knownStates[i]
+		}
 	}
 	return &s
 }
 
-var statePending, stateRunning = StatePending, StateRunning
+var knownStates = [...]RunState{StatePending, StateRunning, StateWaiting, StateCompleted, StateFailed, StateCompensating, StateCompensated}
 
 // noteStart records a started run as pending: no step has run yet (the
 // first one records running).

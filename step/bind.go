@@ -3,6 +3,7 @@ package step
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/saap-go/agent/event"
@@ -194,8 +195,9 @@ func (b *binder) typeErr(e event.Event) error {
 	return fmt.Errorf("%w: %s cannot take a %T", ErrArgs, b.Name, e)
 }
 
-// collect turns the function's results into the outputs and the error.
-func (r resultPlan) collect(res []reflect.Value) ([]event.Event, error) {
+// collect turns the function's results into the outputs, appended to dst,
+// and the error.
+func (r resultPlan) collect(res []reflect.Value, dst []event.Event) ([]event.Event, error) {
 	if e := res[len(res)-1]; !e.IsNil() {
 		return nil, e.Interface().(error)
 	}
@@ -208,7 +210,7 @@ func (r resultPlan) collect(res []reflect.Value) ([]event.Event, error) {
 		if v.IsNil() {
 			return nil, nil
 		}
-		return []event.Event{v.Interface().(event.Event)}, nil
+		return append(dst, v.Interface().(event.Event)), nil
 	case resEvent:
 		if v.IsNil() {
 			return nil, nil
@@ -217,13 +219,13 @@ func (r resultPlan) collect(res []reflect.Value) ([]event.Event, error) {
 		if isNil(e) {
 			return nil, nil
 		}
-		return []event.Event{e}, nil
+		return append(dst, e), nil
 	case resSlice, resEventSlice:
 		n := v.Len()
 		if n == 0 {
 			return nil, nil
 		}
-		out := make([]event.Event, 0, n)
+		out := slices.Grow(dst, n)
 		for i := range n {
 			x := v.Index(i)
 			if x.IsNil() {
@@ -238,11 +240,11 @@ func (r resultPlan) collect(res []reflect.Value) ([]event.Event, error) {
 		return out, nil
 	case resEither:
 		if e := eitherEvent(v); e != nil {
-			return []event.Event{e}, nil
+			return append(dst, e), nil
 		}
 		return nil, nil
 	case resEitherList:
-		out := make([]event.Event, 0, v.Len())
+		out := slices.Grow(dst, v.Len())
 		for i := range v.Len() {
 			if e := eitherEvent(v.Index(i)); e != nil {
 				out = append(out, e)

@@ -282,6 +282,12 @@ func (e *PanicError) Unwrap() error {
 // the parameter accepts. A panic is recovered into a *PanicError. The
 // outputs are returned flattened in order, without nils; on error none are.
 func (s *Step) Call(ctx Context, args [][]event.Event) (out []event.Event, err error) {
+	return s.CallAppend(ctx, args, nil)
+}
+
+// CallAppend is Call appending the outputs to dst, so that a caller with a
+// buffer of its own spares the allocation of the result.
+func (s *Step) CallAppend(ctx Context, args [][]event.Event, dst []event.Event) (out []event.Event, err error) {
 	if !s.fn.IsValid() {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, s.name)
 	}
@@ -295,7 +301,7 @@ func (s *Step) Call(ctx Context, args [][]event.Event) (out []event.Event, err e
 			out, err = nil, &PanicError{Step: s.name, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return s.results.collect(s.fn.Call(f.in))
+	return s.results.collect(s.fn.Call(f.in), dst)
 }
 
 // Check runs the precondition with args bound per PreconditionParams. A step
