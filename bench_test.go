@@ -179,7 +179,16 @@ func benchLinearOn(b *testing.B, s *natsserver.Server, c *natsbus.Bus, store dis
 // JetStream round trips per step as the runtime does at least: a durable
 // pull consumer receives a message, the handler publishes the next one to
 // the stream and waits for its PubAck, then acks; three hops per run.
-func BenchmarkRuntimeRawLoop(b *testing.B) {
+func BenchmarkRuntimeRawLoop(b *testing.B) { benchRawLoop(b, false) }
+
+// BenchmarkRuntimeRawLoopDisplay is the raw loop doing what the protocol
+// asks of every event that is both control and display, as the linear
+// run's are: besides the stream publish, a core NATS copy on a display
+// subject, which the class's stream stores too. It is the floor of a
+// runtime that stores nothing but the protocol's messages.
+func BenchmarkRuntimeRawLoopDisplay(b *testing.B) { benchRawLoop(b, true) }
+
+func benchRawLoop(b *testing.B, display bool) {
 	s := benchServer(b)
 	nc, err := nats.Connect(s.URL())
 	if err != nil {
@@ -188,11 +197,15 @@ func BenchmarkRuntimeRawLoop(b *testing.B) {
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	ctx := context.Background()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage, Duplicates: time.Minute})
+	subjects, filter := []string{"raw.>"}, ""
+	if display { // the display copies go to the same stream, not to the consumer
+		subjects, filter = []string{"raw.>", "rawd.>"}, "raw.>"
+	}
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: subjects, Storage: jetstream.FileStorage, Duplicates: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw_runner", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5})
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw_runner", FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -207,8 +220,14 @@ func BenchmarkRuntimeRawLoop(b *testing.B) {
 			if _, err := js.PublishMsg(ctx, next, jetstream.WithMsgID(nats.NewInbox())); err != nil {
 				b.Error(err)
 			}
+			if display {
+				_ = nc.Publish("rawd.display", next.Data)
+			}
 			_ = m.Ack()
 		default:
+			if display {
+				_ = nc.Publish("rawd.display", m.Data())
+			}
 			_ = m.Ack()
 			done <- struct{}{}
 		}
