@@ -320,7 +320,15 @@ type server struct {
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when shutdown begins: waiters give up
 	inflight sync.WaitGroup
+	// idle hands a handling to a worker waiting for one. Up to maxIdle
+	// workers wait rather than a goroutine starting per event: a fresh
+	// goroutine grows its stack to the engine's depth for every event.
+	idle  chan func()
+	idleN atomic.Int32
 }
+
+// maxIdle bounds the workers kept waiting after a burst.
+const maxIdle = 64
 
 // handler is what the runner needs from the dispatch engine.
 type handler interface {
@@ -331,7 +339,7 @@ func newServer(eng handler, concurrency int, log *slog.Logger) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &server{
 		eng: eng, sem: make(chan struct{}, concurrency), log: log,
-		hctx: ctx, abort: cancel, stopped: make(chan struct{}),
+		hctx: ctx, abort: cancel, stopped: make(chan struct{}), idle: make(chan func()),
 	}
 }
 
@@ -370,7 +378,30 @@ func (s *server) handle(d bus.Delivery) {
 		run()
 		return
 	}
-	go run()
+	select {
+	case s.idle <- run:
+	default:
+		go s.work(run)
+	}
+}
+
+// work runs f, then the handlings handed to it, until shutdown begins or
+// enough other workers wait.
+func (s *server) work(f func()) {
+	for {
+		f()
+		if s.idleN.Add(1) > maxIdle {
+			s.idleN.Add(-1)
+			return
+		}
+		select {
+		case f = <-s.idle:
+			s.idleN.Add(-1)
+		case <-s.stopped:
+			s.idleN.Add(-1)
+			return
+		}
+	}
 }
 
 func (s *server) handBack(d bus.Delivery) {
