@@ -20,6 +20,7 @@ import (
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/workers"
 	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -320,11 +321,7 @@ type server struct {
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when shutdown begins: waiters give up
 	inflight sync.WaitGroup
-	// idle hands a handling to a worker waiting for one. Up to maxIdle
-	// workers wait rather than a goroutine starting per event: a fresh
-	// goroutine grows its stack to the engine's depth for every event.
-	idle  chan func()
-	idleN atomic.Int32
+	workers  *workers.Pool
 }
 
 // maxIdle bounds the workers kept waiting after a burst.
@@ -339,7 +336,7 @@ func newServer(eng handler, concurrency int, log *slog.Logger) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &server{
 		eng: eng, sem: make(chan struct{}, concurrency), log: log,
-		hctx: ctx, abort: cancel, stopped: make(chan struct{}), idle: make(chan func()),
+		hctx: ctx, abort: cancel, stopped: make(chan struct{}), workers: workers.New(maxIdle),
 	}
 }
 
@@ -378,30 +375,7 @@ func (s *server) handle(d bus.Delivery) {
 		run()
 		return
 	}
-	select {
-	case s.idle <- run:
-	default:
-		go s.work(run)
-	}
-}
-
-// work runs f, then the handlings handed to it, until shutdown begins or
-// enough other workers wait.
-func (s *server) work(f func()) {
-	for {
-		f()
-		if s.idleN.Add(1) > maxIdle {
-			s.idleN.Add(-1)
-			return
-		}
-		select {
-		case f = <-s.idle:
-			s.idleN.Add(-1)
-		case <-s.stopped:
-			s.idleN.Add(-1)
-			return
-		}
-	}
+	s.workers.Go(run)
 }
 
 func (s *server) handBack(d bus.Delivery) {
@@ -416,6 +390,7 @@ func (s *server) handBack(d bus.Delivery) {
 func (s *server) shutdown(c bus.Consumer, timeout time.Duration) {
 	s.stopping.Store(true)
 	close(s.stopped)
+	defer s.workers.Close()
 	if err := c.Stop(); err != nil {
 		s.log.Warn("stopping the consumer", "error", err)
 	}

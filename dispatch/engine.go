@@ -17,6 +17,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/workers"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -67,6 +68,9 @@ type Engine struct {
 	timers     timeouts       // the questions' deadlines
 	term       termWatch      // the terminal markers, when the store can watch them
 	statusWG   sync.WaitGroup // status writes made off the runs' paths
+	// pool runs the store calls made beside a run's path (reads overlapped
+	// with each other, the start's write, status writes).
+	pool *workers.Pool
 	// statusCtx ends those writes at Close; after it none starts.
 	statusCtx    context.Context
 	statusCancel context.CancelFunc
@@ -152,6 +156,7 @@ func New(w *step.Workflow, b bus.Bus, s Store, opts ...Option) (*Engine, error) 
 		budget:    DefaultOutageBudget,
 	}
 	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
+	e.pool = workers.New(64)
 	e.statusCtx, e.statusCancel = context.WithCancel(context.Background())
 	_, e.local = s.(*MemoryStore)
 	for _, o := range opts {
@@ -472,6 +477,16 @@ func (e *Engine) Close() {
 	e.statusMu.Unlock()
 	e.statusCancel()
 	e.statusWG.Wait()
+	e.pool.Close()
+}
+
+// spawn runs f on the engine's pool, counted by wg.
+func (e *Engine) spawn(wg *sync.WaitGroup, f func()) {
+	wg.Add(1)
+	e.pool.Go(func() {
+		defer wg.Done()
+		f()
+	})
 }
 
 // stop ends the timer (for Close).

@@ -253,23 +253,23 @@ func (e *Engine) readRun(ctx context.Context, run RunKey, t topic.Agent, start b
 		readPrev := func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) }
 		switch {
 		case id == nil && !fresh:
-			wg.Go(readPrev)
-			wg.Go(func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+			e.spawn(&wg, readPrev)
+			e.spawn(&wg, func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
 		case id == nil:
 			// A run whose identity this start records is new: it has no
 			// earlier start to keep, so the start sequence is read only
 			// when the identity was there already.
-			wg.Go(func() {
+			e.spawn(&wg, func() {
 				var created bool
 				if rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd); idErr == nil && !created {
 					readPrev()
 				}
 			})
 		default:
-			wg.Go(readPrev)
+			e.spawn(&wg, readPrev)
 		}
 	} else if term {
-		wg.Go(func() { rs.id, idErr = e.loadIdentity(ctx, run) })
+		e.spawn(&wg, func() { rs.id, idErr = e.loadIdentity(ctx, run) })
 	} else {
 		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
 	}
@@ -434,7 +434,7 @@ func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first boo
 	r.seedMu.Lock()
 	r.seed = w
 	r.seedMu.Unlock()
-	go func() {
+	e.pool.Go(func() {
 		err := e.writeSeed(ctx, sc, batch, first)
 		if err != nil {
 			w.err = fmt.Errorf("dispatch: seed run context: %w", err)
@@ -450,7 +450,7 @@ func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first boo
 			}
 			r.seedMu.Unlock()
 		}
-	}()
+	})
 	return nil
 }
 

@@ -296,7 +296,7 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 	r.statusDone = done
 	gen := r.statusGen.Add(1)
 	r.statusMu.Unlock()
-	go func() {
+	e.pool.Go(func() {
 		defer e.statusWG.Done()
 		defer close(done)
 		if prev != nil {
@@ -314,7 +314,7 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 		if !e.putStatus(wctx, t, st) {
 			r.state.CompareAndSwap(ptr, nil) // the next step tries again
 		}
-	}()
+	})
 }
 
 // statusWriteTimeout bounds a status write made off the run's path.
