@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// validKey is the KV key grammar of nats.go: tokens of [-/_=a-zA-Z0-9]
+// keyGrammar is the KV key grammar of nats.go: tokens of [-/_=a-zA-Z0-9]
 // separated by dots.
-var validKey = regexp.MustCompile(`^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$`)
+var keyGrammar = regexp.MustCompile(`^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$`)
 
 func TestEscape(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -52,7 +52,7 @@ func TestKeysAreValidAndApart(t *testing.T) {
 		threadPrefix(class, "th read") + escape("k"),
 	}
 	for _, k := range keys {
-		if !validKey.MatchString(k) {
+		if !keyGrammar.MatchString(k) {
 			t.Errorf("key %q is not a valid KV key", k)
 		}
 	}
@@ -73,7 +73,7 @@ func FuzzEscape(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		e := escape(s)
-		if s != "" && !validKey.MatchString(e) {
+		if s != "" && !keyGrammar.MatchString(e) {
 			t.Fatalf("escape(%q) = %q is not a valid key token", s, e)
 		}
 		if strings.Contains(e, ".") {
@@ -95,4 +95,17 @@ func TestConfigDefaults(t *testing.T) {
 	if c.ThreadBucket != "b_threads" || c.TTL != 0 || c.ThreadTTL != time.Hour {
 		t.Fatalf("withDefaults = %+v", c)
 	}
+}
+
+// validKey, the byte check of keys written directly, accepts what the
+// client's grammar accepts.
+func FuzzValidKey(f *testing.F) {
+	for _, s := range []string{"a", "a.b", ".a", "a.", "a..b", "a.b.c", "=2E", "a b", "*", ">", "a/b_c-d=e", "ü", "", "."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validKey(s), keyGrammar.MatchString(s); got != want {
+			t.Fatalf("validKey(%q) = %v, the client's grammar says %v", s, got, want)
+		}
+	})
 }

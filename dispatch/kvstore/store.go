@@ -168,7 +168,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: stream of bucket %s: %w", cfg.Bucket, err)
 	}
-	return &Store{state: limit(state), threads: limit(threads), stateStream: stream, nc: js.Conn()}, nil
+	return &Store{state: limit(state).writeDirect(js, stream), threads: limit(threads), stateStream: stream, nc: js.Conn()}, nil
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -62,6 +63,66 @@ func TestServerFault(t *testing.T) {
 	} {
 		if got := serverFault(tc.err); got != tc.want {
 			t.Errorf("serverFault(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// The bucket's direct writes answer as the client's: Create of a live key
+// is ErrKeyExists, of a deleted one succeeds, Update at a stale revision
+// fails as the client's does, Put always lands.
+func TestDirectWritesAnswerAsTheClient(t *testing.T) {
+	srv, err := natsserver.Start(natsserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := New(t.Context(), js, Config{Bucket: "direct", Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := s.state.(*limited)
+	if kv.js == nil {
+		t.Fatal("the state bucket does not write directly")
+	}
+	ctx := t.Context()
+	rev, err := kv.Create(ctx, "a.b", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, "a.b", []byte("2")); !errors.Is(err, jetstream.ErrKeyExists) {
+		t.Fatalf("Create of a live key: %v, want ErrKeyExists", err)
+	}
+	if _, err := kv.Update(ctx, "a.b", []byte("3"), rev+10); err == nil {
+		t.Fatal("Update at a wrong revision succeeded")
+	} else if _, cerr := kv.KeyValue.Update(ctx, "a.b", []byte("3"), rev+10); cerr == nil || err.Error() != cerr.Error() {
+		t.Fatalf("Update at a wrong revision: %v; the client says %v", err, cerr)
+	}
+	rev2, err := kv.Update(ctx, "a.b", []byte("4"), rev)
+	if err != nil || rev2 <= rev {
+		t.Fatalf("Update at the revision: %d, %v", rev2, err)
+	}
+	if err := kv.Delete(ctx, "a.b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, "a.b", []byte("5")); err != nil {
+		t.Fatalf("Create of a deleted key: %v", err)
+	}
+	if _, err := kv.Put(ctx, "a.b", []byte("6")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctx, "a.b")
+	if err != nil || string(e.Value()) != "6" {
+		t.Fatalf("Get = %v, %v; want 6", e, err)
+	}
+	for _, bad := range []string{"a..b", "a.*", ".a", "a b"} {
+		if _, err := kv.Put(ctx, bad, nil); !errors.Is(err, jetstream.ErrInvalidKey) {
+			t.Errorf("Put(%q) = %v, want ErrInvalidKey", bad, err)
 		}
 	}
 }
