@@ -324,9 +324,26 @@ func TypeOf(e Event) (*Type, bool) {
 	if e == nil {
 		return nil, false
 	}
-	t, ok := reg.Load().byGo[reflect.TypeOf(e).Elem()]
+	g, r := reflect.TypeOf(e), reg.Load()
+	// A handful of types make most lookups: a direct-mapped cache in front
+	// of the map spares hashing the type for each (every Is* and Name
+	// call). An entry holds for one registry only.
+	slot := &typeCache[reflect.ValueOf(g).Pointer()>>5%uintptr(len(typeCache))]
+	if c := slot.Load(); c != nil && c.g == g && c.reg == r {
+		return c.t, c.t != nil
+	}
+	t, ok := r.byGo[g.Elem()]
+	slot.Store(&typeEntry{g: g, t: t, reg: r})
 	return t, ok
 }
+
+type typeEntry struct {
+	g   reflect.Type // the event's pointer type
+	t   *Type        // nil: not registered
+	reg *registry
+}
+
+var typeCache [64]atomic.Pointer[typeEntry]
 
 // TypeFor returns the registered type of the Go type T.
 func TypeFor[T any, PT interface {
