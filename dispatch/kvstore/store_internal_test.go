@@ -17,21 +17,7 @@ import (
 // never created. The next Claim must report the execution as Pending (run it
 // again) without taking a second slot.
 func TestReservedSlotWithoutClaimIsPending(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	s, err := New(t.Context(), js, Config{Bucket: "crash", Storage: jetstream.MemoryStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := embeddedStore(t, Config{Bucket: "crash", Storage: jetstream.MemoryStorage})
 	run := dispatch.RunKey{Class: "C", Run: "r"}
 	ok, err := s.casCounter(t.Context(), counterKey("C", "r", "s"), counterValue{N: 1, Keys: []string{"k"}}, 0)
 	if err != nil || !ok {
@@ -71,21 +57,7 @@ func TestServerFault(t *testing.T) {
 // is ErrKeyExists, of a deleted one succeeds, Update at a stale revision
 // fails as the client's does, Put always lands.
 func TestDirectWritesAnswerAsTheClient(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	s, err := New(t.Context(), js, Config{Bucket: "direct", Storage: jetstream.FileStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := embeddedStore(t, Config{Bucket: "direct", Storage: jetstream.FileStorage})
 	kv := s.state.(*limited)
 	if kv.js == nil {
 		t.Fatal("the state bucket does not write directly")
@@ -125,4 +97,25 @@ func TestDirectWritesAnswerAsTheClient(t *testing.T) {
 			t.Errorf("Put(%q) = %v, want ErrInvalidKey", bad, err)
 		}
 	}
+}
+
+// embeddedStore is a Store on a server of its own, stopped when t ends.
+func embeddedStore(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	srv, err := natsserver.Start(natsserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	s, err := New(t.Context(), js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
