@@ -438,3 +438,24 @@ func TestNewRejectsBadInput(t *testing.T) {
 		t.Fatal("Process(nil) succeeded")
 	}
 }
+
+// A start whose run-context write failed is handed back, and its
+// redelivery may be handled by another replica, which writes the run
+// context again. This replica must then handle the run's later events: the
+// failed write belongs to the handling that made it.
+func TestFailedSeedWriteDoesNotStick(t *testing.T) {
+	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) { return &Out{}, nil }, step.Name("a"))
+	b := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("b"))
+	st := &flakyStore{MemoryStore: dispatch.NewMemoryStore(), failSetMany: 1}
+	h := agenttest.New(t, partial(t, "SeedStale", a, b), agenttest.WithStore(st))
+	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
+	agenttest.Equal(t, res.Count("Out"), 0)
+	// Another replica handles the redelivered start: the run context is
+	// stored.
+	run := dispatch.RunKey{Class: "SeedStale", Run: res.Topic().Run}
+	if err := st.MemoryStore.SetMany(t.Context(), run.RunContext(), []dispatch.Entry{{Key: dispatch.KeyAgentConfig, Value: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	h.Send(res, &In{})
+	agenttest.Equal(t, res.Count("Out"), 1)
+}

@@ -151,6 +151,21 @@ func (r *runEntry) waitSeed(ctx context.Context) error {
 	}
 }
 
+// dropFailedSeed forgets the start write in flight if it has failed.
+func (r *runEntry) dropFailedSeed() {
+	r.seedMu.Lock()
+	defer r.seedMu.Unlock()
+	if w := r.seed; w != nil {
+		select {
+		case <-w.done:
+			if w.err != nil {
+				r.seed = nil
+			}
+		default:
+		}
+	}
+}
+
 // terminate marks the run ended in this process and cancels the
 // contexts of its running steps.
 func (r *runEntry) terminate() {

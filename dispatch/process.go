@@ -121,9 +121,16 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 	if start {
 		// The event is acked only once the run context it seeds is stored.
+		// A failed write is this handling's: the start is handed back, and
+		// the run's later events here (its redelivery may be handled by
+		// another replica, which writes the run context again) must not
+		// fail with it.
 		defer func() {
-			if werr := r.waitSeed(ctx); werr != nil && perr == nil {
-				perr = werr
+			if werr := r.waitSeed(ctx); werr != nil {
+				if perr == nil {
+					perr = werr
+				}
+				r.dropFailedSeed()
 			}
 		}()
 	}
