@@ -419,25 +419,24 @@ func (e *Engine) endedStatus(ctx context.Context, run RunKey) (RunStatus, bool) 
 }
 
 // encode is json.Marshal(st), without its allocations for the records
-// written on every run (plain ids, no question, error or step lists).
+// written on every run (no question, error or step lists).
 func (st *RunStatus) encode() ([]byte, error) {
 	if st.Question != nil || st.Error != "" || st.Compensated != nil || st.CompensationFailed != nil ||
-		!plainJSON(st.Class) || !plainJSON(st.Run) || !plainJSON(st.AgentID) || !plainJSON(st.Thread) || !plainJSON(string(st.State)) ||
 		st.Updated.Year() < 0 || st.Updated.Year() > 9999 {
 		return marshalStatus(*st)
 	}
 	b := make([]byte, 0, 160+len(st.Class)+len(st.Run)+len(st.AgentID)+len(st.Thread))
-	b = append(b, `{"agent_class":"`...)
-	b = append(b, st.Class...)
-	b = append(b, `","run_id":"`...)
-	b = append(b, st.Run...)
-	b = append(b, `","agent_id":"`...)
-	b = append(b, st.AgentID...)
-	b = append(b, `","thread_id":"`...)
-	b = append(b, st.Thread...)
-	b = append(b, `","status":"`...)
-	b = append(b, st.State...)
-	b = append(b, `","updated_at":"`...)
+	b = append(b, `{"agent_class":`...)
+	b = appendJSONString(b, st.Class)
+	b = append(b, `,"run_id":`...)
+	b = appendJSONString(b, st.Run)
+	b = append(b, `,"agent_id":`...)
+	b = appendJSONString(b, st.AgentID)
+	b = append(b, `,"thread_id":`...)
+	b = appendJSONString(b, st.Thread)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(st.State))
+	b = append(b, `,"updated_at":"`...)
 	b = st.Updated.AppendFormat(b, time.RFC3339Nano)
 	return append(b, `"}`...), nil
 }
@@ -445,16 +444,3 @@ func (st *RunStatus) encode() ([]byte, error) {
 // marshalStatus is json.Marshal of a copy, so that only this path moves a
 // record to the heap.
 func marshalStatus(st RunStatus) ([]byte, error) { return json.Marshal(st) }
-
-// plainJSON reports whether s is a JSON string body as it is: printable
-// ASCII without quotes, backslashes or the characters encoding/json
-// escapes for HTML.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
