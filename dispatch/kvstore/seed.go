@@ -34,36 +34,6 @@ type seed struct {
 	vals map[string][]byte
 }
 
-// maxSeeds bounds the seeds kept in process; when full the map is cleared,
-// which costs the next read of a run context a seed read, nothing else.
-const maxSeeds = 4096
-
-type seedCache struct {
-	mu sync.Mutex
-	m  map[dispatch.RunKey]*seed
-}
-
-func (c *seedCache) get(run dispatch.RunKey) *seed {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[run]
-}
-
-func (c *seedCache) put(run dispatch.RunKey, sd *seed) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxSeeds {
-		c.m = make(map[dispatch.RunKey]*seed)
-	}
-	c.m[run] = sd
-}
-
-func (c *seedCache) drop(run dispatch.RunKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, run)
-}
-
 // encodeSeed lays out entries as (key length, key, value length, value),
 // lengths as uvarints; a later entry with the same key wins on decoding.
 func encodeSeed(entries []dispatch.Entry) []byte {
@@ -126,7 +96,7 @@ func (s *Store) writeSeed(ctx context.Context, run dispatch.RunKey, entries []di
 
 // readSeed returns the run's seed, nil if it has none.
 func (s *Store) readSeed(ctx context.Context, run dispatch.RunKey) (*seed, error) {
-	if sd := s.seeds.get(run); sd != nil {
+	if sd, ok := s.seeds.get(run); ok {
 		return sd, nil
 	}
 	e, err := s.state.Get(ctx, seedKey(run.Class, run.Run))
@@ -152,7 +122,7 @@ func (s *Store) runGet(ctx context.Context, run dispatch.RunKey, k, key string) 
 	var sd *seed
 	var sdErr error
 	e, err := func() (jetstream.KeyValueEntry, error) {
-		if sd = s.seeds.get(run); sd != nil {
+		if sd, _ = s.seeds.get(run); sd != nil {
 			return s.state.Get(ctx, k)
 		}
 		var wg sync.WaitGroup

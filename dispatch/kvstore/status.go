@@ -45,10 +45,10 @@ func (s *Store) PutStatus(ctx context.Context, run dispatch.RunKey, thread strin
 	idx := statusThreadKey(run.Class, thread, run.Run)
 	var idxErr error
 	var wg sync.WaitGroup
-	if !s.indexed(idx) {
+	if _, done := s.idx.get(idx); !done {
 		wg.Go(func() {
 			if _, idxErr = s.state.Put(ctx, idx, nil); idxErr == nil {
-				s.setIndexed(idx)
+				s.idx.put(idx, struct{}{})
 			}
 		})
 	}
@@ -58,26 +58,6 @@ func (s *Store) PutStatus(ctx context.Context, run dispatch.RunKey, thread strin
 		return fmt.Errorf("kvstore: put status of run %s/%s: %w", run.Class, run.Run, err)
 	}
 	return nil
-}
-
-// maxIndexed bounds Store.idx; when full it is cleared, which costs a
-// rewrite of an index entry, nothing else.
-const maxIndexed = 4096
-
-func (s *Store) indexed(key string) bool {
-	s.idxMu.Lock()
-	defer s.idxMu.Unlock()
-	_, ok := s.idx[key]
-	return ok
-}
-
-func (s *Store) setIndexed(key string) {
-	s.idxMu.Lock()
-	defer s.idxMu.Unlock()
-	if s.idx == nil || len(s.idx) >= maxIndexed {
-		s.idx = make(map[string]struct{})
-	}
-	s.idx[key] = struct{}{}
 }
 
 // Status implements dispatch.StatusStore.

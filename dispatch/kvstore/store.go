@@ -90,14 +90,9 @@ type Store struct {
 	// counter key, so the next compare-and-set can skip reading it first.
 	// A stale hint only costs the read it tried to save: every write still
 	// checks the revision on the server.
-	revMu sync.Mutex
-	revs  map[string]revHint
-
-	// idx holds the thread index entries this process wrote (PutStatus).
-	idxMu sync.Mutex
-	idx   map[string]struct{}
-
-	seeds seedCache // run seeds written or read here (see seed)
+	revs  capped[string, revHint]
+	idx   capped[string, struct{}]       // thread index entries this process wrote (PutStatus)
+	seeds capped[dispatch.RunKey, *seed] // run seeds written or read here (see seed)
 }
 
 // revHint is a key's revision as this process wrote it, and for a counter
@@ -105,31 +100,6 @@ type Store struct {
 type revHint struct {
 	rev uint64
 	n   int64
-}
-
-// maxRevHints bounds Store.revs; when full it is cleared.
-const maxRevHints = 4096
-
-func (s *Store) hint(key string) (revHint, bool) {
-	s.revMu.Lock()
-	defer s.revMu.Unlock()
-	h, ok := s.revs[key]
-	return h, ok
-}
-
-func (s *Store) setHint(key string, h revHint) {
-	s.revMu.Lock()
-	defer s.revMu.Unlock()
-	if s.revs == nil || len(s.revs) >= maxRevHints {
-		s.revs = make(map[string]revHint)
-	}
-	s.revs[key] = h
-}
-
-func (s *Store) dropHint(key string) {
-	s.revMu.Lock()
-	defer s.revMu.Unlock()
-	delete(s.revs, key)
 }
 
 var _ dispatch.Store = (*Store)(nil)
@@ -244,7 +214,7 @@ func (s *Store) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.Cla
 			// depends on.
 			rev, err := s.state.Create(ctx, ck, pendingClaim)
 			if err == nil {
-				s.setHint(ck, revHint{rev: rev})
+				s.revs.put(ck, revHint{rev: rev})
 				n, err := s.bumpCounter(ctx, nk)
 				if err != nil {
 					return dispatch.ClaimResult{}, err
@@ -392,13 +362,13 @@ func (s *Store) bumpCounter(ctx context.Context, nk string) (int64, error) {
 func (s *Store) bumpBlind(ctx context.Context, nk string) (int64, bool, error) {
 	// Only unlimited counters come here, so the value is just the count
 	// (no reserved keys to keep).
-	h, _ := s.hint(nk) // zero: no counter known, create it
+	h, _ := s.revs.get(nk) // zero: no counter known, create it
 	ok, rev, err := s.writeCounter(ctx, nk, counterValue{N: h.n + 1}, h.rev)
 	if err != nil || !ok {
-		s.dropHint(nk)
+		s.revs.drop(nk)
 		return 0, false, err
 	}
-	s.setHint(nk, revHint{rev: rev, n: h.n + 1})
+	s.revs.put(nk, revHint{rev: rev, n: h.n + 1})
 	return h.n + 1, true, nil
 }
 
@@ -418,8 +388,8 @@ func (s *Store) Complete(ctx context.Context, run dispatch.RunKey, step, key str
 	// The claim as this process created it: update it without reading. A
 	// mismatch (completed, deleted or re-created since) falls back to the
 	// read below.
-	if h, ok := s.hint(ck); ok {
-		s.dropHint(ck)
+	if h, ok := s.revs.get(ck); ok {
+		s.revs.drop(ck)
 		if _, err := s.state.Update(ctx, ck, data, h.rev); err == nil {
 			return nil
 		}
