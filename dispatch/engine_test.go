@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -437,6 +438,52 @@ func TestNewRejectsBadInput(t *testing.T) {
 	if err := eng.Process(t.Context(), topic.Agent{Class: "Ok", Run: "r"}, nil, 1); err == nil {
 		t.Fatal("Process(nil) succeeded")
 	}
+}
+
+// The first step's record goes out beside the start's run-context write.
+// When that write fails, nothing is published and the start is handed
+// back; its redelivery writes the run context again, finds the record and
+// publishes the kept outputs, without running the step a second time.
+func TestFailedSeedWriteKeepsTheRecord(t *testing.T) {
+	var runs atomic.Int32
+	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) { runs.Add(1); return &Out{}, nil }, step.Name("a"))
+	st := &lateSeedStore{MemoryStore: dispatch.NewMemoryStore(), recorded: make(chan struct{})}
+	h := agenttest.New(t, partial(t, "SeedRecord", a), agenttest.WithStore(st))
+	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
+	agenttest.Equal(t, res.Count("Out"), 0)
+	agenttest.Equal(t, runs.Load(), int32(1))
+	h.Redeliver(res, res.IDs("UserMessageEvent")[0])
+	agenttest.Equal(t, res.Count("Out"), 1)
+	agenttest.Equal(t, runs.Load(), int32(1))
+	if _, ok, err := st.Get(t.Context(), res.RunKey().RunContext(), dispatch.KeyAgentConfig); err != nil || !ok {
+		t.Fatalf("run context after the redelivery: found %v, %v", ok, err)
+	}
+}
+
+// lateSeedStore fails the first run-context batch write once a record has
+// landed, as a start write that was slower than the step does.
+type lateSeedStore struct {
+	*dispatch.MemoryStore
+	once     sync.Once
+	recorded chan struct{}
+	failed   atomic.Bool
+}
+
+func (s *lateSeedStore) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+	res, err := s.MemoryStore.Record(ctx, run, step, key, o)
+	s.once.Do(func() { close(s.recorded) })
+	return res, err
+}
+
+func (s *lateSeedStore) SetMany(ctx context.Context, sc dispatch.Scope, entries []dispatch.Entry) error {
+	if s.failed.CompareAndSwap(false, true) {
+		select {
+		case <-s.recorded:
+		case <-time.After(10 * time.Second): // the record waited for this write
+		}
+		return errFlaky
+	}
+	return s.MemoryStore.SetMany(ctx, sc, entries)
 }
 
 // A start whose run-context write failed is handed back, and its

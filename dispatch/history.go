@@ -151,6 +151,23 @@ func (r *runEntry) waitSeed(ctx context.Context) error {
 	}
 }
 
+// seedFailure returns the error of a run context start write that has
+// failed, without waiting for one in flight.
+func (r *runEntry) seedFailure() error {
+	r.seedMu.Lock()
+	w := r.seed
+	r.seedMu.Unlock()
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
+}
+
 // dropFailedSeed forgets the start write in flight if it has failed.
 func (r *runEntry) dropFailedSeed() {
 	r.seedMu.Lock()

@@ -424,11 +424,11 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 // redelivered start, whose run context the store likely holds already, so
 // its entries go out one key each (a batch store would first try, and
 // fail, to write them as the run's first batch). With a remote store the
-// write goes on while the first step runs: the step's reads and writes of
-// the run context wait for it (state), and so do its record and the
-// event's ack (execute, process), so nothing the run publishes or acks gets
-// ahead of it. A failed write fails them all: the start is redelivered and
-// writes everything again, its configuration too.
+// write goes on while the first step runs and records: the step's reads
+// and writes of the run context wait for it (state), and so do its
+// publishes and the event's ack (execute, process), so nothing the run
+// publishes or acks gets ahead of it. A failed write fails them all: the
+// start is redelivered and writes everything again, its configuration too.
 func (e *Engine) seed(ctx context.Context, r *runEntry, batch []Entry, first bool) error {
 	sc := r.key.RunContext()
 	if e.local || len(batch) == 0 {
@@ -724,8 +724,14 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if stepDone != nil {
 		defer func() { stepEnd(stepDone, p, evs, callErr) }()
 	}
-	// Nothing is recorded or published before the run's start write.
-	if err := r.waitSeed(ctx); err != nil {
+	// The step's record goes out beside the run's start write, unless the
+	// step may have seen that write fail: a step that failed waits for it,
+	// and one that read the run context already waited.
+	if callErr != nil {
+		if err := r.waitSeed(ctx); err != nil {
+			return err
+		}
+	} else if err := r.seedFailure(); err != nil {
 		return err
 	}
 	unpublishable := invalid != nil // an output no retry can publish
@@ -809,6 +815,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			if len(res.Outcome.Outputs) == 0 {
 				return nil
 			}
+			if err := r.waitSeed(ctx); err != nil {
+				return err
+			}
 			return e.republish(ctx, r, t, p, x, res.Outcome)
 		}
 	} else if len(kept) > 0 {
@@ -820,6 +829,12 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			// now still lets the run go on if the store comes back.
 			e.log.WarnContext(ctx, "dispatch: outputs could not be kept with the claim", "run_id", run.Run, "step", s.Name(), "error", err)
 		}
+	}
+	// Nothing is published before the run's start write. The record went
+	// out beside it: should the start write fail, the start's redelivery
+	// writes it again, finds the record and publishes what it kept.
+	if err := r.waitSeed(ctx); err != nil {
+		return err
 	}
 	for i, o := range evs {
 		if isQuestion(o) {
