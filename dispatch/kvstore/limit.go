@@ -1,10 +1,14 @@
 package kvstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,7 +33,9 @@ type limited struct {
 	jetstream.KeyValue
 	overhead int // bytes of the longest subject around a key: a direct get's
 	js       jetstream.JetStream
-	put      string // "$KV.<bucket>."
+	nc       *nats.Conn
+	timeout  time.Duration // the client's default for a request without a deadline
+	put      string        // "$KV.<bucket>."
 }
 
 func limit(kv jetstream.KeyValue) *limited {
@@ -43,7 +49,7 @@ func limit(kv jetstream.KeyValue) *limited {
 func (l *limited) writeDirect(js jetstream.JetStream, s jetstream.Stream) *limited {
 	o := js.Options()
 	if (o.APIPrefix == "" || o.APIPrefix == jetstream.DefaultAPIPrefix) && o.Domain == "" && s.CachedInfo().Config.Mirror == nil {
-		l.js, l.put = js, "$KV."+l.Bucket()+"."
+		l.js, l.nc, l.timeout, l.put = js, js.Conn(), o.DefaultTimeout, "$KV."+l.Bucket()+"."
 	}
 	return l
 }
@@ -83,18 +89,67 @@ func (l *limited) publish(ctx context.Context, key string, value []byte, rev int
 		return 0, jetstream.ErrInvalidKey
 	}
 	m := &nats.Msg{Subject: l.put + key, Data: value}
-	var ack *jetstream.PubAck
-	var err error
 	if rev >= 0 {
-		m.Header = nats.Header{}
-		ack, err = l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(uint64(rev)))
-	} else {
-		ack, err = l.js.PublishMsg(ctx, m)
+		m.Header = nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatInt(rev, 10)}}
+	}
+	if _, ok := ctx.Deadline(); !ok && l.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.timeout)
+		defer cancel()
+	}
+	resp, err := l.nc.RequestMsgWithContext(ctx, m)
+	if errors.Is(err, nats.ErrNoResponders) {
+		// No stream took it (a leader election): the client waits and
+		// tries again.
+		m = &nats.Msg{Subject: m.Subject, Header: m.Header, Data: value}
+		ack, err := l.js.PublishMsg(ctx, m)
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	return ack.Sequence, nil
+	return readPubAck(resp.Data)
+}
+
+// readPubAck reads the sequence from a stream's answer to a publish,
+// {"stream":"KV_b","seq":12}, without decoding it into a struct as the
+// client does (2.5 % of a KV run's CPU). Any other answer, an error among
+// them, is decoded as the client decodes it, into the client's errors.
+func readPubAck(data []byte) (uint64, error) {
+	const streamField, seqField = `{"stream":"`, `"seq":`
+	if bytes.HasPrefix(data, []byte(streamField)) && !bytes.Contains(data, []byte(`"error"`)) {
+		if i := bytes.Index(data, []byte(seqField)); i > len(streamField) {
+			var seq uint64
+			n := 0
+			for _, c := range data[i+len(seqField):] {
+				if c < '0' || c > '9' || n == 19 {
+					break
+				}
+				seq, n = seq*10+uint64(c-'0'), n+1
+			}
+			if end := i + len(seqField) + n; n > 0 && end < len(data) && (data[end] == ',' || data[end] == '}') {
+				return seq, nil
+			}
+		}
+	}
+	var ack struct {
+		Error  *jetstream.APIError `json:"error"`
+		Stream string              `json:"stream"`
+		Seq    uint64              `json:"seq"`
+	}
+	if err := json.Unmarshal(data, &ack); err != nil {
+		return 0, jetstream.ErrInvalidJSAck
+	}
+	if ack.Error != nil {
+		return 0, fmt.Errorf("nats: %w", ack.Error)
+	}
+	if ack.Stream == "" {
+		return 0, jetstream.ErrInvalidJSAck
+	}
+	return ack.Seq, nil
 }
 
 // conflict reports a write refused for its expected revision.

@@ -119,3 +119,37 @@ func embeddedStore(t *testing.T, cfg Config) *Store {
 	}
 	return s
 }
+
+// readPubAck reads what the client's decoding reads: the sequence of an
+// answer, the client's errors for the rest.
+func TestReadPubAck(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		seq uint64
+		err string
+	}{
+		{`{"stream":"KV_s","seq":12}`, 12, ""},
+		{`{"stream":"KV_s", "domain":"d", "seq":7, "duplicate":true}`, 7, ""},
+		{`{"stream":"KV_s","seq":18446744073709551615}`, 18446744073709551615, ""},
+		{`{"stream":"KV_s","seq":1,"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 3"}}`, 0, "nats: nats: API error: code=400 err_code=10071 description=wrong last sequence: 3"},
+		{`{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"KV_s","seq":0}`, 0, "nats: nats: API error: code=503 err_code=10077 description=maximum messages exceeded"},
+		{`{"stream":"KV_s"}`, 0, ""},
+		{`{"seq":3}`, 0, jetstream.ErrInvalidJSAck.Error()},
+		{`{"stream":"KV_s","seq":-1}`, 0, jetstream.ErrInvalidJSAck.Error()},
+		{`not json`, 0, jetstream.ErrInvalidJSAck.Error()},
+		{``, 0, jetstream.ErrInvalidJSAck.Error()},
+	} {
+		seq, err := readPubAck([]byte(tc.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if seq != tc.seq || got != tc.err {
+			t.Errorf("readPubAck(%s) = %d, %q; want %d, %q", tc.in, seq, got, tc.seq, tc.err)
+		}
+	}
+	var apiErr *jetstream.APIError
+	if _, err := readPubAck([]byte(`{"error":{"code":400,"err_code":10071,"description":"x"}}`)); !errors.As(err, &apiErr) || !conflict(err) {
+		t.Errorf("a wrong-last-sequence answer is not a conflict: %v", err)
+	}
+}
