@@ -24,6 +24,9 @@ type lossyBus struct {
 	bus.Bus
 	name  string
 	fails atomic.Int32
+	// stored, if set, hears of each publish of the named event the
+	// stream acknowledged.
+	stored chan struct{}
 }
 
 var errLost = errors.New("nats: timeout")
@@ -32,7 +35,11 @@ func (b *lossyBus) PublishStream(ctx context.Context, m *bus.Msg, id string) (bu
 	if strings.Contains(m.Subject, ".control_event."+b.name+".") && b.fails.Add(-1) >= 0 {
 		return bus.PubAck{}, errLost
 	}
-	return b.Bus.PublishStream(ctx, m, id)
+	ack, err := b.Bus.PublishStream(ctx, m, id)
+	if err == nil && b.stored != nil && strings.Contains(m.Subject, ".control_event."+b.name+".") {
+		b.stored <- struct{}{}
+	}
+	return ack, err
 }
 
 // countSubjects counts the stored messages of stream per event name.
@@ -140,7 +147,9 @@ func TestKeptOutputsNoDuplicateAfterTheWindow(t *testing.T) {
 		Storage: bus.MemoryStorage, Duplicates: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	b := &lossyBus{Bus: nb, name: "Out2"}
+	// The stream's acknowledgement of Out2, not a subscriber's copy, tells
+	// that it is stored: a subscriber may see it first.
+	b := &lossyBus{Bus: nb, name: "Out2", stored: make(chan struct{}, 1)}
 	b.fails.Store(1)
 	var calls atomic.Int32
 	startEngines(t, b, partial(t, class, twoOutputs(&calls)), dispatch.NewMemoryStore(), 1)
@@ -165,10 +174,13 @@ func TestKeptOutputsNoDuplicateAfterTheWindow(t *testing.T) {
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	startRun(t, nb, class, &Question{}, nil)
-	select {
-	case <-out2:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Out2 was never published")
+	// Out2 stored, and seen by the subscriber, which saw Out before it.
+	for _, c := range []chan struct{}{b.stored, out2} {
+		select {
+		case <-c:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Out2 was never published")
+		}
 	}
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("the step ran %d times, want once", n)
