@@ -137,23 +137,21 @@ type pendingWrite struct {
 // waitSeed waits for the run context's start write in flight, if any, and
 // returns its error.
 func (r *runEntry) waitSeed(ctx context.Context) error {
-	r.seedMu.Lock()
-	w := r.seed
-	r.seedMu.Unlock()
-	if w == nil {
-		return nil
-	}
-	select {
-	case <-w.done:
-		return w.err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return r.seedResult(ctx.Done(), func() error { return context.Cause(ctx) })
 }
 
 // seedFailure returns the error of a run context start write that has
 // failed, without waiting for one in flight.
 func (r *runEntry) seedFailure() error {
+	return r.seedResult(alwaysReady, func() error { return nil })
+}
+
+// alwaysReady is a channel that is always ready.
+var alwaysReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// seedResult returns the start write's error once it is done, or stop's
+// result if stop is ready first (a write done wins over a ready stop).
+func (r *runEntry) seedResult(stop <-chan struct{}, stopped func() error) error {
 	r.seedMu.Lock()
 	w := r.seed
 	r.seedMu.Unlock()
@@ -164,7 +162,12 @@ func (r *runEntry) seedFailure() error {
 	case <-w.done:
 		return w.err
 	default:
-		return nil
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-stop:
+		return stopped()
 	}
 }
 
