@@ -137,37 +137,42 @@ type pendingWrite struct {
 // waitSeed waits for the run context's start write in flight, if any, and
 // returns its error.
 func (r *runEntry) waitSeed(ctx context.Context) error {
-	return r.seedResult(ctx.Done(), func() error { return context.Cause(ctx) })
+	if done, err := r.seedResult(ctx.Done()); done {
+		return err
+	}
+	return context.Cause(ctx)
 }
 
 // seedFailure returns the error of a run context start write that has
 // failed, without waiting for one in flight.
 func (r *runEntry) seedFailure() error {
-	return r.seedResult(alwaysReady, func() error { return nil })
+	_, err := r.seedResult(alwaysReady)
+	return err
 }
 
 // alwaysReady is a channel that is always ready.
 var alwaysReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// seedResult returns the start write's error once it is done, or stop's
-// result if stop is ready first (a write done wins over a ready stop).
-func (r *runEntry) seedResult(stop <-chan struct{}, stopped func() error) error {
+// seedResult returns the start write's error once it is done (or when
+// there is none), and done false if stop is ready first; a write that is
+// done wins over a ready stop.
+func (r *runEntry) seedResult(stop <-chan struct{}) (done bool, err error) {
 	r.seedMu.Lock()
 	w := r.seed
 	r.seedMu.Unlock()
 	if w == nil {
-		return nil
+		return true, nil
 	}
 	select {
 	case <-w.done:
-		return w.err
+		return true, w.err
 	default:
 	}
 	select {
 	case <-w.done:
-		return w.err
+		return true, w.err
 	case <-stop:
-		return stopped()
+		return false, nil
 	}
 }
 

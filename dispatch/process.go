@@ -465,7 +465,22 @@ func (e *Engine) writeSeed(ctx context.Context, sc Scope, batch []Entry, first b
 	if first {
 		return setMany(ctx, e.store, sc, batch)
 	}
-	return setEach(ctx, e.store, sc, batch)
+	// One key each, side by side when the store is remote.
+	if e.local || len(batch) < 2 {
+		for _, en := range batch {
+			if err := e.store.Set(ctx, sc, en.Key, en.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
+	for i, en := range batch {
+		e.spawn(&wg, func() { errs[i] = e.store.Set(ctx, sc, en.Key, en.Value) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // startSeq is the run's recorded start sequence, as read before prepare.

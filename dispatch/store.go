@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 )
 
 // RunKey names the state namespace of one run. All run state (claims,
@@ -268,26 +267,6 @@ func setMany(ctx context.Context, s Store, sc Scope, entries []Entry) error {
 		}
 	}
 	return nil
-}
-
-// setEach writes entries one key each, concurrently when the store is
-// remote.
-func setEach(ctx context.Context, s Store, sc Scope, entries []Entry) error {
-	if _, local := s.(*MemoryStore); local || len(entries) < 2 {
-		for _, en := range entries {
-			if err := s.Set(ctx, sc, en.Key, en.Value); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, len(entries))
-	var wg sync.WaitGroup
-	for i, en := range entries {
-		wg.Go(func() { errs[i] = s.Set(ctx, sc, en.Key, en.Value) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // MarkerWatcher is implemented by stores that can follow one marker of a
