@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/internal/natsserver"
 )
 
 // TestReservedSlotWithoutClaimIsPending simulates a crash between the two
@@ -102,18 +101,7 @@ func TestDirectWritesAnswerAsTheClient(t *testing.T) {
 // embeddedStore is a Store on a server of its own, stopped when t ends.
 func embeddedStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
-	srv, err := natsserver.Start(natsserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
-	s, err := New(t.Context(), js, cfg)
+	s, err := New(t.Context(), bustest.NewNATS(t).JetStream(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
