@@ -255,11 +255,15 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	select {
 	case <-ctx.Done():
 	case <-lost:
+		srv.refuse()
 		r.log.Error("agent runner stopping: the NATS connection closed for good")
 		res.closeDiscovery()
 		srv.shutdown(cons, r.o.shutdownTimeout)
 		return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
 	}
+	// No new event is taken from here on: closing discovery may take a
+	// while, and a step running now may publish the next event meanwhile.
+	srv.refuse()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
 	res.closeDiscovery()
 	srv.shutdown(cons, r.o.shutdownTimeout)
@@ -384,12 +388,19 @@ func (s *server) handBack(d bus.Delivery) {
 	}
 }
 
+// refuse makes the server hand back every event it is given from now on;
+// shutdown begins with it.
+func (s *server) refuse() {
+	if s.stopping.CompareAndSwap(false, true) {
+		close(s.stopped)
+	}
+}
+
 // shutdown stops the consumer, waits up to timeout for the events in hand,
 // then cancels the handling context so that the rest return and are handed
 // back.
 func (s *server) shutdown(c bus.Consumer, timeout time.Duration) {
-	s.stopping.Store(true)
-	close(s.stopped)
+	s.refuse()
 	defer s.workers.Close()
 	if err := c.Stop(); err != nil {
 		s.log.Warn("stopping the consumer", "error", err)
