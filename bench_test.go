@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -248,6 +250,159 @@ func benchRawLoop(b *testing.B, display bool) {
 		<-done
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
+}
+
+// BenchmarkRuntimeRawLoopRecorded is the raw loop doing, with plain
+// nats.go on a KV bucket, the store writes of a state model and none of the
+// SDK's code: the floor each model sets for a KV run. The stop also goes
+// out as a display copy, which the benchmark waits for, as it waits for the
+// StopEvent in BenchmarkRuntimeLinearRun; what a model does after the stop
+// overlaps the next run, as the SDK's teardown does.
+//
+//   - model=sdk is this SDK's KV store: at the start an identity create
+//     beside a terminal-marker read, then the run-context write and the
+//     status and thread-index writes off the step's way; a record per step
+//     before its output is published; a terminal-marker create after the
+//     stop is published; then the teardown's purge of the run's keys,
+//     end-marker create and final status.
+//   - model=one-record keeps what the guarantees need in one run record: a
+//     create at the start holding identity, run context and status, a record
+//     per step, then a terminal update, the purge and an end update.
+//   - model=step-records writes the records alone, one per step: the floor
+//     of any design that records a step before publishing its outputs.
+func BenchmarkRuntimeRawLoopRecorded(b *testing.B) {
+	for _, m := range []string{"sdk", "one-record", "step-records"} {
+		b.Run("model="+m, func(b *testing.B) { benchRawRecorded(b, m) })
+	}
+}
+
+func benchRawRecorded(b *testing.B, model string) {
+	s := benchServer(b)
+	nc, err := nats.Connect(s.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "rawr", Subjects: []string{"rawr.>", "rawrd.>"}, Storage: jetstream.FileStorage, Duplicates: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawr_state", TTL: kvstore.DefaultTTL, Storage: jetstream.FileStorage})
+	if err != nil {
+		b.Fatal(err)
+	}
+	kvs, err := js.Stream(ctx, "KV_rawr_state")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "rawr_runner", FilterSubject: "rawr.>", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Value sizes as the SDK writes them for this run.
+	record, seed, status, ident := make([]byte, 200), make([]byte, 950), make([]byte, 190), make([]byte, 96)
+	check := func(err error) {
+		if err != nil {
+			b.Error(err)
+		}
+	}
+	put := func(key string, v []byte) { _, err := kv.Put(ctx, key, v); check(err) }
+	create := func(key string, v []byte) uint64 { rev, err := kv.Create(ctx, key, v); check(err); return rev }
+	var bg, teardowns sync.WaitGroup
+	var revs sync.Map // run → revision of its run record (one-record)
+	start := func(run string) {
+		switch model {
+		case "sdk":
+			var wg sync.WaitGroup
+			wg.Go(func() { create("m."+run+".identity", ident) })
+			if _, err := kv.Get(ctx, "m."+run+".terminal"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+				b.Error("terminal marker read:", err)
+			}
+			wg.Wait()
+			bg.Go(func() { put("r."+run+".y", seed) })
+			bg.Go(func() { put("s."+run, status); put("h.t."+run, nil) })
+		case "one-record":
+			revs.Store(run, create("m."+run, append(append(slices.Clip(ident), seed...), status...)))
+		}
+	}
+	stopped := func(run string) {
+		switch model {
+		case "sdk":
+			create("m."+run+".terminal", []byte("published"))
+		case "one-record":
+			rev, _ := revs.Load(run)
+			rev, err := kv.Update(ctx, "m."+run, append(slices.Clip(ident), "terminal"...), rev.(uint64))
+			check(err)
+			revs.Store(run, rev)
+		}
+	}
+	teardown := func(run string) {
+		switch model {
+		case "sdk":
+			check(kvs.Purge(ctx, jetstream.WithPurgeSubject("$KV.rawr_state.r."+run+".>")))
+			create("m."+run+".end", []byte("completed"))
+			put("s."+run, status)
+		case "one-record":
+			check(kvs.Purge(ctx, jetstream.WithPurgeSubject("$KV.rawr_state.r."+run+".>")))
+			rev, _ := revs.LoadAndDelete(run)
+			_, err := kv.Update(ctx, "m."+run, append(slices.Clip(ident), "completed"...), rev.(uint64))
+			check(err)
+		}
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		hop, run := m.Headers().Get("hop"), m.Headers().Get("run")
+		switch hop {
+		case "0", "1", "2":
+			if hop == "0" {
+				start(run)
+			}
+			create("r."+run+".c."+hop, record)
+			next := nats.NewMsg("rawr.step")
+			next.Header.Set("hop", string(rune(hop[0]+1)))
+			next.Header.Set("run", run)
+			next.Data = m.Data()
+			_, err := js.PublishMsg(ctx, next, jetstream.WithMsgID(nats.NewInbox()))
+			check(err)
+			if hop == "2" {
+				check(nc.Publish("rawrd.stop", next.Data))
+				stopped(run)
+			}
+			check(m.Ack())
+		default:
+			defer teardowns.Done()
+			teardown(run)
+			check(m.Ack())
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+	done := make(chan struct{}, 1)
+	sub, err := nc.Subscribe("rawrd.stop", func(*nats.Msg) { done <- struct{}{} })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
+	b.ResetTimer()
+	for b.Loop() {
+		m := nats.NewMsg("rawr.start")
+		m.Header.Set("hop", "0")
+		m.Header.Set("run", event.NewID())
+		m.Data = payload
+		teardowns.Add(1)
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(nats.NewInbox())); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
+	b.StopTimer()
+	teardowns.Wait() // the last run's teardown, before the connection closes
+	bg.Wait()
 }
 
 // BenchmarkRuntimeFirstChunk measures the latency from publishing a
