@@ -23,6 +23,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/dispatch/kvstore"
+	"github.com/saap-go/agent/dispatch/redisstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/internal/natsserver"
@@ -75,6 +76,18 @@ func silent() agent.Option {
 func BenchmarkRuntimeLinearRun(b *testing.B) {
 	b.Run("store=kv", func(b *testing.B) { benchLinear(b, nil) })
 	b.Run("store=memory", func(b *testing.B) { benchLinear(b, dispatch.NewMemoryStore()) })
+	b.Run("store=redis", func(b *testing.B) {
+		url := os.Getenv("REDIS_URL")
+		if url == "" {
+			b.Skip("set REDIS_URL to measure the Redis store")
+		}
+		rs, err := redisstore.Open(context.Background(), url, redisstore.Config{Prefix: uniqueClass("bench") + ":"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = rs.Close() })
+		benchLinear(b, rs)
+	})
 }
 
 // BenchmarkRuntimeStoreCalls is the KV run of BenchmarkRuntimeLinearRun
