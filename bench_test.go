@@ -265,12 +265,16 @@ func benchRawLoop(b *testing.B, display bool) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
 }
 
-// BenchmarkRuntimeRawLoopRecorded is the raw loop doing, with plain
-// nats.go on a KV bucket, the store writes of a state model and none of the
-// SDK's code: the floor each model sets for a KV run. The stop also goes
-// out as a display copy, which the benchmark waits for, as it waits for the
-// StopEvent in BenchmarkRuntimeLinearRun; what a model does after the stop
-// overlaps the next run, as the SDK's teardown does.
+// BenchmarkRuntimeRawLoopRecorded is the raw loop sending the linear run's
+// messages as the protocol shapes them, and making, with plain nats.go on a
+// KV bucket, the store writes of a state model: the floor each model sets
+// for a KV run, with none of the SDK's code. Every event has its own
+// subject (run and event id in it), as on an agent stream; the start and
+// the stop also go out as display copies and the first hop sends a chunk,
+// all stored by the stream as the class's stream stores them. The benchmark
+// waits for the stop's display copy, as it waits for the StopEvent in
+// BenchmarkRuntimeLinearRun; what a model does after the stop overlaps the
+// next run, as the SDK's teardown does.
 //
 //   - model=sdk is this SDK's KV store: at the start an identity create
 //     beside a terminal-marker read, then the run-context write and the
@@ -283,8 +287,10 @@ func benchRawLoop(b *testing.B, display bool) {
 //     per step, then a terminal update, the purge and an end update.
 //   - model=step-records writes the records alone, one per step: the floor
 //     of any design that records a step before publishing its outputs.
+//   - model=none writes nothing: the protocol's messages alone, the floor
+//     of the in-memory store.
 func BenchmarkRuntimeRawLoopRecorded(b *testing.B) {
-	for _, m := range []string{"sdk", "one-record", "step-records"} {
+	for _, m := range []string{"sdk", "one-record", "step-records", "none"} {
 		b.Run("model="+m, func(b *testing.B) { benchRawRecorded(b, m) })
 	}
 }
@@ -316,6 +322,7 @@ func benchRawRecorded(b *testing.B, model string) {
 	}
 	// Value sizes as the SDK writes them for this run.
 	record, seed, status, ident := make([]byte, 200), make([]byte, 950), make([]byte, 190), make([]byte, 96)
+	chunk, _ := event.Marshal(event.Stamp(&event.ChunkEvent{Content: "thinking"}))
 	check := func(err error) {
 		if err != nil {
 			b.Error(err)
@@ -371,15 +378,21 @@ func benchRawRecorded(b *testing.B, model string) {
 			if hop == "0" {
 				start(run)
 			}
-			create("r."+run+".c."+hop, record)
-			next := nats.NewMsg("rawr.step")
+			if hop == "0" {
+				check(nc.Publish("rawrd."+run+".display_event.ChunkEvent."+event.NewID(), chunk))
+			}
+			if model != "none" {
+				create("r."+run+".c."+hop, record)
+			}
+			id := event.NewID()
+			next := nats.NewMsg("rawr." + run + ".control_event.Hop" + hop + "." + id)
 			next.Header.Set("hop", string(rune(hop[0]+1)))
 			next.Header.Set("run", run)
 			next.Data = m.Data()
-			_, err := js.PublishMsg(ctx, next, jetstream.WithMsgID(nats.NewInbox()))
+			_, err := js.PublishMsg(ctx, next, jetstream.WithMsgID(id))
 			check(err)
 			if hop == "2" {
-				check(nc.Publish("rawrd.stop", next.Data))
+				check(nc.Publish("rawrd."+run+".display_event.StopEvent."+id, next.Data))
 				stopped(run)
 			}
 			check(m.Ack())
@@ -394,7 +407,7 @@ func benchRawRecorded(b *testing.B, model string) {
 	}
 	defer cc.Stop()
 	done := make(chan struct{}, 1)
-	sub, err := nc.Subscribe("rawrd.stop", func(*nats.Msg) { done <- struct{}{} })
+	sub, err := nc.Subscribe("rawrd.*.display_event.StopEvent.*", func(*nats.Msg) { done <- struct{}{} })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -402,12 +415,16 @@ func benchRawRecorded(b *testing.B, model string) {
 	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
 	b.ResetTimer()
 	for b.Loop() {
-		m := nats.NewMsg("rawr.start")
+		run, id := event.NewID(), event.NewID()
+		m := nats.NewMsg("rawr." + run + ".control_event.UserMessageEvent." + id)
 		m.Header.Set("hop", "0")
-		m.Header.Set("run", event.NewID())
+		m.Header.Set("run", run)
 		m.Data = payload
 		teardowns.Add(1)
-		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(nats.NewInbox())); err != nil {
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
+			b.Fatal(err)
+		}
+		if err := nc.Publish("rawrd."+run+".display_event.UserMessageEvent."+id, payload); err != nil {
 			b.Fatal(err)
 		}
 		<-done
