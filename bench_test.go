@@ -491,8 +491,26 @@ func benchFirstChunk(b *testing.B, store dispatch.Store) {
 
 // BenchmarkRuntimeFirstChunkRawFloor is the floor for the latency above:
 // a JetStream publish consumed by a durable whose handler publishes one core
-// message that a subscriber receives.
+// message that a subscriber receives. With store=kv the handler first
+// creates a key, the one store round trip a new run's first step waits for
+// on a KV store (the run's identity). With idle=0s the next publish follows
+// at once and every goroutine on the way is awake; with idle=1.5ms each
+// publish comes after a pause about as long as a KV run, so the way pays
+// for waking the goroutines and threads that parked, as the linear runs
+// above do.
 func BenchmarkRuntimeFirstChunkRawFloor(b *testing.B) {
+	for _, kv := range []bool{false, true} {
+		for _, idle := range []time.Duration{0, 1500 * time.Microsecond} {
+			name := "store=none"
+			if kv {
+				name = "store=kv"
+			}
+			b.Run(fmt.Sprintf("%s/idle=%s", name, idle), func(b *testing.B) { benchFirstChunkRaw(b, kv, idle) })
+		}
+	}
+}
+
+func benchFirstChunkRaw(b *testing.B, create bool, idle time.Duration) {
 	s := benchServer(b)
 	nc, err := nats.Connect(s.URL())
 	if err != nil {
@@ -509,7 +527,19 @@ func BenchmarkRuntimeFirstChunkRawFloor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var kv jetstream.KeyValue
+	if create {
+		if kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawc_state", TTL: kvstore.DefaultTTL, Storage: jetstream.FileStorage}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ident := make([]byte, 96)
 	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if kv != nil {
+			if _, err := kv.Create(ctx, "m."+event.NewID()+".identity", ident); err != nil {
+				b.Error(err)
+			}
+		}
 		_ = nc.Publish("chunk.out", m.Data())
 		_ = m.Ack()
 	})
@@ -534,6 +564,9 @@ func BenchmarkRuntimeFirstChunkRawFloor(b *testing.B) {
 		}
 		<-got
 		lat = append(lat, time.Since(t0))
+		if idle > 0 {
+			time.Sleep(idle) // the condition measured, not a wait for anything
+		}
 	}
 	reportPercentiles(b, lat)
 }
