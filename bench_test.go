@@ -64,6 +64,11 @@ func stops(b *testing.B, c bus.Bus, class string) <-chan string {
 	return ch
 }
 
+// kvDefault makes the runner's default store the JetStream KV store for
+// the rest of b: with REDIS_URL set (as .ci/run sets it) the default would
+// be Redis.
+func kvDefault(b *testing.B) { b.Setenv(agent.EnvRedisURL, "") }
+
 func silent() agent.Option {
 	return agent.WithLogger(slog.New(slog.DiscardHandler))
 }
@@ -172,6 +177,8 @@ func benchLinearOn(b *testing.B, s *natsserver.Server, c *natsbus.Bus, store dis
 	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
 	if store != nil {
 		opts = append(opts, agent.WithStore(store))
+	} else {
+		kvDefault(b)
 	}
 	startRunner(b, &linear{class: class}, opts...)
 	ctx := context.Background()
@@ -461,6 +468,8 @@ func benchFirstChunk(b *testing.B, store dispatch.Store) {
 	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
 	if store != nil {
 		opts = append(opts, agent.WithStore(store))
+	} else {
+		kvDefault(b)
 	}
 	startRunner(b, &linear{class: class}, opts...)
 	ctx := context.Background()
@@ -588,6 +597,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // completed runs (the runner consumer's ack floor past them, as after the
 // runner handled them) against an empty stream.
 func BenchmarkRuntimeRestart(b *testing.B) {
+	kvDefault(b)
 	for _, n := range []int{0, 100_000} {
 		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
 			s := benchServer(b)
@@ -704,6 +714,7 @@ func eachCacheSize(b *testing.B, bench func(*testing.B, []agent.Option)) {
 
 func benchPaused(b *testing.B, opts []agent.Option) {
 	const runs = 10_000
+	kvDefault(b)
 	for b.Loop() {
 		url := serverProcess(b)
 		c := client(b, url)

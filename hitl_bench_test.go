@@ -39,6 +39,7 @@ func benchPausedTimeouts(b *testing.B, opts []agent.Option) {
 		timeout = 40 * time.Second  // longer than parking the runs takes
 		spread  = 200 * time.Second // deadlines spread over 200 s: about 50 a second
 	)
+	kvDefault(b)
 	for b.Loop() {
 		url := serverProcess(b)
 		c := client(b, url)
