@@ -36,19 +36,23 @@ type seed struct {
 
 // encodeSeed lays out entries as (key length, key, value length, value),
 // lengths as uvarints; a later entry with the same key wins on decoding.
-func encodeSeed(entries []dispatch.Entry) []byte {
+// It also returns the entries as decoding would, their values in the
+// encoded bytes.
+func encodeSeed(entries []dispatch.Entry) ([]byte, map[string][]byte) {
 	n := 0
 	for _, en := range entries {
 		n += 2*binary.MaxVarintLen64 + len(en.Key) + len(en.Value)
 	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, n) // never grown: the values below stay in it
+	vals := make(map[string][]byte, len(entries))
 	for _, en := range entries {
 		b = binary.AppendUvarint(b, uint64(len(en.Key)))
 		b = append(b, en.Key...)
 		b = binary.AppendUvarint(b, uint64(len(en.Value)))
 		b = append(b, en.Value...)
+		vals[en.Key] = b[len(b)-len(en.Value) : len(b) : len(b)]
 	}
-	return b
+	return b, vals
 }
 
 func decodeSeed(b []byte) (map[string][]byte, error) {
@@ -78,17 +82,13 @@ func seedField(b []byte) (field, rest []byte, err error) {
 
 // writeSeed creates the run's seed from entries; false if the run has one.
 func (s *Store) writeSeed(ctx context.Context, run dispatch.RunKey, entries []dispatch.Entry) (bool, error) {
-	raw := encodeSeed(entries)
+	raw, vals := encodeSeed(entries)
 	rev, err := s.state.Create(ctx, seedKey(run.Class, run.Run), raw)
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("kvstore: seed run context of %s/%s: %w", run.Class, run.Run, err)
-	}
-	vals, err := decodeSeed(raw)
-	if err != nil {
-		return false, err
 	}
 	s.seeds.put(run, &seed{rev: rev, vals: vals})
 	return true, nil

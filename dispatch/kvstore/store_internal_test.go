@@ -141,3 +141,35 @@ func TestReadPubAck(t *testing.T) {
 		t.Errorf("a wrong-last-sequence answer is not a conflict: %v", err)
 	}
 }
+
+// The values a seed is cached with on writing are those a reader decodes.
+func TestEncodeSeedValuesAsDecoded(t *testing.T) {
+	entries := []dispatch.Entry{
+		{Key: "agent_config", Value: []byte(`{"a":1}`)},
+		{Key: "empty", Value: []byte{}},
+		{Key: "twice", Value: []byte("first")},
+		{Key: "ünïcode key", Value: []byte(`"x"`)},
+		{Key: "twice", Value: []byte("second")},
+	}
+	raw, vals := encodeSeed(entries)
+	want, err := decodeSeed(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != len(want) {
+		t.Fatalf("%d values, decoding gives %d", len(vals), len(want))
+	}
+	for k, v := range want {
+		if got, ok := vals[k]; !ok || string(got) != string(v) {
+			t.Errorf("%q: %q, decoding gives %q", k, got, v)
+		}
+	}
+	entries[0].Value[0] = 'X' // the caller's bytes are not the cached ones
+	if string(vals["agent_config"]) != `{"a":1}` {
+		t.Errorf("cached value follows the caller's slice: %q", vals["agent_config"])
+	}
+	vals["empty"] = append(vals["empty"], 'Z') // a cached value cannot grow into the next
+	if again, _ := decodeSeed(raw); string(again["twice"]) != "second" {
+		t.Errorf("appending to a cached value changed the seed: %q", again["twice"])
+	}
+}
