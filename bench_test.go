@@ -210,14 +210,41 @@ func BenchmarkRuntimeRawLoop(b *testing.B) { benchRawLoop(b, false) }
 // runtime that stores nothing but the protocol's messages.
 func BenchmarkRuntimeRawLoopDisplay(b *testing.B) { benchRawLoop(b, true) }
 
-func benchRawLoop(b *testing.B, display bool) {
+// rawClient starts an embedded server and connects plain nats.go to it,
+// for the raw baselines; both end with b.
+func rawClient(b *testing.B) (*nats.Conn, jetstream.JetStream) {
+	b.Helper()
 	s := benchServer(b)
 	nc, err := nats.Connect(s.URL())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	b.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nc, js
+}
+
+// arrivals signals each message published on subject, once the server has
+// the subscription.
+func arrivals(b *testing.B, nc *nats.Conn, subject string) <-chan struct{} {
+	b.Helper()
+	ch := make(chan struct{}, 1)
+	sub, err := nc.Subscribe(subject, func(*nats.Msg) { ch <- struct{}{} })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return ch
+}
+
+func benchRawLoop(b *testing.B, display bool) {
+	nc, js := rawClient(b)
 	ctx := context.Background()
 	subjects, filter := []string{"raw.>"}, ""
 	if display { // the display copies go to the same stream, not to the consumer
@@ -303,13 +330,7 @@ func BenchmarkRuntimeRawLoopRecorded(b *testing.B) {
 }
 
 func benchRawRecorded(b *testing.B, model string) {
-	s := benchServer(b)
-	nc, err := nats.Connect(s.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	nc, js := rawClient(b)
 	ctx := context.Background()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "rawr", Subjects: []string{"rawr.>", "rawrd.>"}, Storage: jetstream.FileStorage, Duplicates: time.Minute})
 	if err != nil {
@@ -413,12 +434,7 @@ func benchRawRecorded(b *testing.B, model string) {
 		b.Fatal(err)
 	}
 	defer cc.Stop()
-	done := make(chan struct{}, 1)
-	sub, err := nc.Subscribe("rawrd.*.display_event.StopEvent.*", func(*nats.Msg) { done <- struct{}{} })
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
+	done := arrivals(b, nc, "rawrd.*.display_event.StopEvent.*")
 	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
 	b.ResetTimer()
 	for b.Loop() {
@@ -520,13 +536,7 @@ func BenchmarkRuntimeFirstChunkRawFloor(b *testing.B) {
 }
 
 func benchFirstChunkRaw(b *testing.B, create bool, idle time.Duration) {
-	s := benchServer(b)
-	nc, err := nats.Connect(s.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	nc, js := rawClient(b)
 	ctx := context.Background()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "rawc", Subjects: []string{"rawc.>"}, Storage: jetstream.FileStorage})
 	if err != nil {
@@ -556,13 +566,7 @@ func benchFirstChunkRaw(b *testing.B, create bool, idle time.Duration) {
 		b.Fatal(err)
 	}
 	defer cc.Stop()
-	got := make(chan struct{}, 1)
-	sub, err := nc.Subscribe("chunk.out", func(*nats.Msg) { got <- struct{}{} })
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	_ = nc.Flush()
+	got := arrivals(b, nc, "chunk.out")
 	payload, _ := event.Marshal(event.Stamp(userMessage("hi")))
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
