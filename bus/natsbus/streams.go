@@ -42,6 +42,26 @@ func mapStreamErr(name string, err error) error {
 	return fmt.Errorf("stream %q: %w", name, mapErr(err))
 }
 
+// retryServerFault calls create, and again, up to three calls in all, while
+// it fails inside the server (a JetStream API error 500, such as "error
+// creating store for stream" on a loaded server): creating a stream or a
+// consumer with the same configuration is idempotent. Refusals are
+// returned at once.
+func retryServerFault(ctx context.Context, create func() error) error {
+	err := create()
+	for try := 1; try < 3 && serverFault(err) && ctx.Err() == nil; try++ {
+		err = create()
+	}
+	return err
+}
+
+// serverFault reports a JetStream API error the server answered with code
+// 500 or above: a failure inside the server, not a refusal of the request.
+func serverFault(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code >= 500
+}
+
 // EnsureStream creates the stream if none of that name exists; see
 // bus.Streams. Like the reference it looks the stream up by name only and
 // never updates an existing one.
@@ -56,7 +76,10 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return mapStreamErr(cfg.Name, err)
 	}
-	_, err = b.js.CreateStream(ctx, streamConfig(cfg, b.cfg.Replicas))
+	err = retryServerFault(ctx, func() error {
+		_, err := b.js.CreateStream(ctx, streamConfig(cfg, b.cfg.Replicas))
+		return err
+	})
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("create stream %q: %w", cfg.Name, mapErr(err))
 	}
@@ -260,7 +283,10 @@ func (b *Bus) durable(ctx context.Context, cfg bus.ConsumerConfig) (jetstream.Co
 			}
 		}
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			c, err = s.CreateConsumer(ctx, consumerConfig(cfg))
+			err = retryServerFault(ctx, func() (err error) {
+				c, err = s.CreateConsumer(ctx, consumerConfig(cfg))
+				return err
+			})
 			if errors.Is(err, jetstream.ErrConsumerExists) {
 				continue // another replica won the race
 			}
