@@ -333,7 +333,8 @@ func TestBadInputRefusedBeforeIO(t *testing.T) {
 
 // Stop naks the messages the client pulled but never handed to the handler,
 // so a second consumer gets them at once, not after AckWait (one minute
-// here, well beyond the test's wait).
+// here, well beyond the test's wait), and only once its subscription is
+// gone, so that none comes back to it and spends a delivery.
 func TestStopNaksBufferedMessages(t *testing.T) {
 	ctx := t.Context()
 	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
@@ -397,6 +398,12 @@ func TestStopNaksBufferedMessages(t *testing.T) {
 		defer mu.Unlock()
 		if seen[string(d.Msg().Data)] {
 			t.Errorf("message %s delivered again after its ack", d.Msg().Data)
+		}
+		// Its first delivery was into the first consumer's buffer: a
+		// stopping consumer that gave it back while its pull was open got
+		// it again, spending deliveries (MaxDeliver) on nothing.
+		if d.NumDelivered() != 2 {
+			t.Errorf("message %s is at delivery %d here, want 2", d.Msg().Data, d.NumDelivered())
 		}
 		seen[string(d.Msg().Data)] = true
 		_ = d.Ack(ctx)

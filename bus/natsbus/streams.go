@@ -249,9 +249,43 @@ type consumer struct {
 	mu      sync.Mutex // held while the handler runs
 	stopped bool
 	// stopping is set by Stop before it waits for the handler, so messages
-	// buffered behind the call in flight are nak'ed, not handed over.
+	// buffered behind the call in flight are held, not handed over.
 	stopping atomic.Bool
 	once     sync.Once
+
+	// held are the messages that came in while stopping. They are nak'ed
+	// only once the subscription is gone: a nak while the pull request is
+	// open makes the server deliver the message straight back to it, which
+	// spends one of its deliveries each time and may leave the last one in
+	// a subscription that is closing, to wait for AckWait.
+	heldMu   sync.Mutex
+	held     []jetstream.Msg
+	released bool // held were nak'ed: later ones are nak'ed at once
+}
+
+// hold keeps m, pulled while stopping, until release; after release it
+// naks m at once.
+func (c *consumer) hold(m jetstream.Msg) {
+	c.heldMu.Lock()
+	if !c.released {
+		c.held = append(c.held, m)
+		c.heldMu.Unlock()
+		return
+	}
+	c.heldMu.Unlock()
+	_ = m.Nak() // a failed nak only delays it
+}
+
+// release naks the held messages, so that another consumer gets them at
+// once rather than after AckWait.
+func (c *consumer) release() {
+	c.heldMu.Lock()
+	held := c.held
+	c.held, c.released = nil, true
+	c.heldMu.Unlock()
+	for _, m := range held {
+		_ = m.Nak() // a failed nak only delays it
+	}
 }
 
 func consumerConfig(c bus.ConsumerConfig) jetstream.ConsumerConfig {
@@ -380,15 +414,15 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	c := &consumer{b: b}
 	cb := func(m jetstream.Msg) {
 		if c.stopping.Load() {
-			_ = m.Nak() // see below; checked first so Stop need not win the lock
+			c.hold(m) // see below; checked first so Stop need not win the lock
 			return
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopped {
-			// Pulled into the client but never handed over: give it back at
-			// once instead of after AckWait. A failed nak only delays it.
-			_ = m.Nak()
+			// Pulled into the client but never handed over: Stop gives it
+			// back once the subscription is gone.
+			c.hold(m)
 			return
 		}
 		h(b.delivery(m))
@@ -416,7 +450,8 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 
 // Stop stops the consumption and waits for the handler call in flight. The
 // messages already pulled into the client but not handed to the handler are
-// nak'ed, so another consumer gets them at once rather than after AckWait.
+// nak'ed once the subscription is gone, so another consumer gets them at
+// once rather than after AckWait, without spending their deliveries.
 func (c *consumer) Stop() error {
 	c.once.Do(func() {
 		c.stopping.Store(true)
@@ -424,13 +459,16 @@ func (c *consumer) Stop() error {
 		c.stopped = true
 		c.mu.Unlock()
 		// Drain, not Stop: Stop drops the client's buffer unacked, Drain
-		// passes it to the callback, which naks it.
+		// passes it to the callback, which holds it. Drain ends once the
+		// server has the unsubscription, so the naks below cannot come
+		// back to this consumer.
 		c.cc.Drain()
 		select {
 		case <-c.cc.Closed():
 		case <-time.After(5 * time.Second):
 			c.b.log.Warn("bus: consumer did not close within 5s")
 		}
+		c.release()
 		c.b.mu.Lock()
 		delete(c.b.consumers, c)
 		c.b.mu.Unlock()
