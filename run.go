@@ -198,10 +198,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	srv := newServer(eng, r.o.concurrency, r.log)
 	cfg := bus.RunnerConsumer(r.class)
 	cfg.AckWait = r.o.ackWait
 	cfg.MaxDeliver = r.o.maxDeliver
+	srv := newServer(eng, r.o.concurrency, r.log, cfg.MaxDeliver)
 	cons, err := b.Consume(ctx, cfg, srv.handle)
 	if err != nil {
 		// A drifted consumer that the server refuses to update is logged
@@ -217,7 +217,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			if eng, err = r.engine(b, store, info.Standalone, cur.MaxDeliver); err != nil {
 				return err
 			}
-			srv = newServer(eng, r.o.concurrency, r.log)
+			srv = newServer(eng, r.o.concurrency, r.log, cur.MaxDeliver)
 			cons, err = b.Consume(ctx, cur, srv.handle)
 		}
 		if err != nil {
@@ -326,6 +326,8 @@ type server struct {
 	stopped  chan struct{} // closed when shutdown begins: waiters give up
 	inflight sync.WaitGroup
 	workers  *workers.Pool
+
+	maxDeliver int // the consumer's MaxDeliver; -1: no limit
 }
 
 // maxIdle bounds the workers kept waiting after a burst.
@@ -336,11 +338,12 @@ type handler interface {
 	Handle(ctx context.Context, d bus.Delivery)
 }
 
-func newServer(eng handler, concurrency int, log *slog.Logger) *server {
+func newServer(eng handler, concurrency int, log *slog.Logger, maxDeliver int) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &server{
 		eng: eng, sem: make(chan struct{}, concurrency), log: log,
 		hctx: ctx, abort: cancel, stopped: make(chan struct{}), workers: workers.New(maxIdle),
+		maxDeliver: maxDeliver,
 	}
 }
 
@@ -382,11 +385,27 @@ func (s *server) handle(d bus.Delivery) {
 	s.workers.Go(run)
 }
 
+// handBack gives back an event this runner did not handle, for another
+// delivery. At its last delivery a nak would end it (the server delivers
+// an event no more than MaxDeliver times): it is dead-lettered instead.
 func (s *server) handBack(d bus.Delivery) {
+	if s.maxDeliver > 0 && d.NumDelivered() >= uint64(s.maxDeliver) {
+		ctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
+		defer cancel()
+		reason := fmt.Sprintf("the runner stopped before it handled the event's last delivery (%d of MaxDeliver %d)", d.NumDelivered(), s.maxDeliver)
+		if err := d.DeadLetter(ctx, reason); err != nil && !errors.Is(err, bus.ErrSettled) {
+			s.log.Error("an event at its last delivery could not be dead-lettered when the runner stopped; it will not be delivered again",
+				"seq", d.Seq(), "subject", d.Msg().Subject, "error", err)
+		}
+		return
+	}
 	if err := d.Nak(0); err != nil && !errors.Is(err, bus.ErrSettled) {
 		s.log.Warn("handing back a control event", "seq", d.Seq(), "error", err)
 	}
 }
+
+// handBackTimeout bounds dead-lettering an event the runner hands back.
+const handBackTimeout = 5 * time.Second
 
 // refuse makes the server hand back every event it is given from now on;
 // shutdown begins with it.

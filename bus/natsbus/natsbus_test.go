@@ -424,6 +424,101 @@ func TestStopNaksBufferedMessages(t *testing.T) {
 	}
 }
 
+// A message pulled at its last delivery and never handed over when the
+// consumer stops cannot be given back with a nak (the server delivers it no
+// more than MaxDeliver times): it is dead-lettered, with the reason.
+func TestStopDeadLettersBufferedLastDeliveries(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	for i := range n {
+		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.x", Data: []byte{byte('0' + i)}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	letters := make(chan *bus.Msg, n)
+	dl, err := b.Subscribe(ctx, bus.DefaultDeadLetters().Subject("s.>"), "", func(m *bus.Msg) { letters <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dl.Unsubscribe() }()
+	cfg := bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: time.Minute, MaxDeliver: 2}
+
+	// A first consumer gives every message back for later: its second
+	// delivery, the last, comes to the consumer started next.
+	firsts := make(chan struct{}, n)
+	a, err := b.Consume(ctx, cfg, func(d bus.Delivery) {
+		if d.NumDelivered() == 1 {
+			_ = d.Nak(300 * time.Millisecond)
+			firsts <- struct{}{}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		<-firsts
+	}
+	_ = a.Stop()
+
+	got, release := make(chan string, 1), make(chan struct{})
+	var once sync.Once
+	c, err := b.Consume(ctx, cfg, func(d bus.Delivery) {
+		once.Do(func() { got <- string(d.Msg().Data); <-release })
+		_ = d.Ack(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := <-got
+	// Wait until the server has sent every last delivery to the client.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		info, err := b.JetStream().Consumer(ctx, "s", "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := info.CachedInfo()
+		if ci.NumAckPending == n && ci.NumRedelivered == n && ci.NumPending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the last deliveries did not all reach the consumer: %d ack pending, %d redelivered, %d pending", ci.NumAckPending, ci.NumRedelivered, ci.NumPending)
+		}
+		select { // the server's counts have no notification: poll them
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	stopped := make(chan struct{})
+	go func() { _ = c.Stop(); close(stopped) }()
+	for !natsbus.Stopping(c) {
+		runtime.Gosched()
+	}
+	close(release)
+	<-stopped
+
+	lettered := map[string]bool{}
+	for len(lettered) < n-1 {
+		select {
+		case m := <-letters:
+			if reason := m.Header.Get(bus.HeaderDeadLetterReason); !strings.Contains(reason, "last delivery (2 of MaxDeliver 2)") {
+				t.Errorf("dead letter of %s: reason %q", m.Data, reason)
+			}
+			lettered[string(m.Data)] = true
+		case <-time.After(15 * time.Second):
+			t.Fatalf("dead letters for %v only (%s was handled): the other messages were pulled at their last delivery and not handed over", lettered, handled)
+		}
+	}
+	if lettered[handled] {
+		t.Errorf("message %s was handled and dead-lettered", handled)
+	}
+}
+
 // Creating a stream or a consumer is tried again, three calls in all, while
 // the server fails inside (as "error creating store for stream" under load);
 // a refusal or a cancelled context is not tried again.

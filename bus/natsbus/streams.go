@@ -260,11 +260,13 @@ type consumer struct {
 	// a subscription that is closing, to wait for AckWait.
 	heldMu   sync.Mutex
 	held     []jetstream.Msg
-	released bool // held were nak'ed: later ones are nak'ed at once
+	released bool // held were given back: later ones are at once
+
+	maxDeliver int // the consumer's MaxDeliver; -1: no limit
 }
 
 // hold keeps m, pulled while stopping, until release; after release it
-// naks m at once.
+// gives m back at once.
 func (c *consumer) hold(m jetstream.Msg) {
 	c.heldMu.Lock()
 	if !c.released {
@@ -273,20 +275,42 @@ func (c *consumer) hold(m jetstream.Msg) {
 		return
 	}
 	c.heldMu.Unlock()
-	_ = m.Nak() // a failed nak only delays it
+	c.giveBack(m)
 }
 
-// release naks the held messages, so that another consumer gets them at
-// once rather than after AckWait.
+// release gives the held messages back, so that another consumer gets them
+// at once rather than after AckWait.
 func (c *consumer) release() {
 	c.heldMu.Lock()
 	held := c.held
 	c.held, c.released = nil, true
 	c.heldMu.Unlock()
 	for _, m := range held {
-		_ = m.Nak() // a failed nak only delays it
+		c.giveBack(m)
 	}
 }
+
+// giveBack naks m, which was never handed to the handler. At its last
+// delivery a nak would end it, as the server delivers a message no more
+// than MaxDeliver times: it is dead-lettered instead, so that it is not
+// lost without a trace.
+func (c *consumer) giveBack(m jetstream.Msg) {
+	d := c.b.delivery(m)
+	if c.maxDeliver <= 0 || d.NumDelivered() < uint64(c.maxDeliver) {
+		_ = m.Nak() // a failed nak only delays it
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
+	defer cancel()
+	reason := fmt.Sprintf("the consumer stopped before handling the message's last delivery (%d of MaxDeliver %d)", d.NumDelivered(), c.maxDeliver)
+	if err := d.DeadLetter(ctx, reason); err != nil {
+		c.b.log.Error("bus: a message at its last delivery could not be dead-lettered when its consumer stopped; it will not be delivered again",
+			"stream", d.meta().Stream, "seq", d.Seq(), "subject", d.msg.Subject, "error", err)
+	}
+}
+
+// giveBackTimeout bounds dead-lettering a message when its consumer stops.
+const giveBackTimeout = 5 * time.Second
 
 func consumerConfig(c bus.ConsumerConfig) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
@@ -411,7 +435,7 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	if err != nil {
 		return nil, err
 	}
-	c := &consumer{b: b}
+	c := &consumer{b: b, maxDeliver: cfg.MaxDeliver}
 	cb := func(m jetstream.Msg) {
 		if c.stopping.Load() {
 			c.hold(m) // see below; checked first so Stop need not win the lock
