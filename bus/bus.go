@@ -215,8 +215,9 @@ type Consumer interface {
 	// Stop stops taking new messages and returns once the handler calls in
 	// flight have returned; do not call it from the handler. Messages
 	// fetched ahead but never handed to the handler are given back at once
-	// (nak'ed); deliveries the handler left unsettled are redelivered after
-	// their AckWait. Deliveries may still be settled after Stop.
+	// (nak'ed), or dead-lettered at their last delivery (MaxDeliver), which a
+	// nak would end; deliveries the handler left unsettled are redelivered
+	// after their AckWait. Deliveries may still be settled after Stop.
 	Stop() error
 }
 
