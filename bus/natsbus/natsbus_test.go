@@ -331,22 +331,42 @@ func TestBadInputRefusedBeforeIO(t *testing.T) {
 	}
 }
 
+// streamOfN connects to a new server whose stream "s" holds n messages on
+// "s.x", with data "0", "1" and so on.
+func streamOfN(t *testing.T, n int) *natsbus.Bus {
+	t.Helper()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(t.Context(), bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := b.PublishStream(t.Context(), &bus.Msg{Subject: "s.x", Data: []byte{byte('0' + i)}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// stopWhileHandling stops c while its handler waits for release, and lets
+// the handler go once Stop is waiting for it.
+func stopWhileHandling(c bus.Consumer, release chan struct{}) {
+	stopped := make(chan struct{})
+	go func() { _ = c.Stop(); close(stopped) }()
+	for !natsbus.Stopping(c) {
+		runtime.Gosched()
+	}
+	close(release)
+	<-stopped
+}
+
 // Stop naks the messages the client pulled but never handed to the handler,
 // so a second consumer gets them at once, not after AckWait (one minute
 // here, well beyond the test's wait), and only once its subscription is
 // gone, so that none comes back to it and spends a delivery.
 func TestStopNaksBufferedMessages(t *testing.T) {
 	ctx := t.Context()
-	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
-	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 5
-	for i := range n {
-		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.x", Data: []byte{byte('0' + i)}}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := streamOfN(t, n)
 	cfg := bus.ConsumerConfig{Stream: "s", Durable: "d", AckWait: time.Minute}
 	got, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
@@ -378,13 +398,7 @@ func TestStopNaksBufferedMessages(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	stopped := make(chan struct{})
-	go func() { _ = first.Stop(); close(stopped) }()
-	for !natsbus.Stopping(first) {
-		runtime.Gosched()
-	}
-	close(release)
-	<-stopped
+	stopWhileHandling(first, release)
 
 	mu.Lock()
 	handed := len(seen)
@@ -429,16 +443,8 @@ func TestStopNaksBufferedMessages(t *testing.T) {
 // more than MaxDeliver times): it is dead-lettered, with the reason.
 func TestStopDeadLettersBufferedLastDeliveries(t *testing.T) {
 	ctx := t.Context()
-	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
-	if err := b.EnsureStream(ctx, bus.StreamConfig{Name: "s", Subjects: []string{"s.>"}}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 4
-	for i := range n {
-		if _, err := b.PublishStream(ctx, &bus.Msg{Subject: "s.x", Data: []byte{byte('0' + i)}}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := streamOfN(t, n)
 	letters := make(chan *bus.Msg, n)
 	dl, err := b.Subscribe(ctx, bus.DefaultDeadLetters().Subject("s.>"), "", func(m *bus.Msg) { letters <- m })
 	if err != nil {
@@ -502,13 +508,7 @@ func TestStopDeadLettersBufferedLastDeliveries(t *testing.T) {
 	poll("the last deliveries were not all sent", func(ci *jetstream.ConsumerInfo) bool {
 		return ci.NumAckPending == n && ci.NumRedelivered == n && ci.NumPending == 0
 	})
-	stopped := make(chan struct{})
-	go func() { _ = c.Stop(); close(stopped) }()
-	for !natsbus.Stopping(c) {
-		runtime.Gosched()
-	}
-	close(release)
-	<-stopped
+	stopWhileHandling(c, release)
 
 	// A delivery the server counted as sent can still be on its way when
 	// the subscription goes, and is then dropped by the server: it waits
