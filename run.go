@@ -386,26 +386,20 @@ func (s *server) handle(d bus.Delivery) {
 }
 
 // handBack gives back an event this runner did not handle, for another
-// delivery. At its last delivery a nak would end it (the server delivers
-// an event no more than MaxDeliver times): it is dead-lettered instead.
+// delivery (see bus.HandBack: at its last delivery it is dead-lettered).
 func (s *server) handBack(d bus.Delivery) {
-	if s.maxDeliver > 0 && d.NumDelivered() >= uint64(s.maxDeliver) {
-		ctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
-		defer cancel()
-		reason := fmt.Sprintf("the runner stopped before it handled the event's last delivery (%d of MaxDeliver %d)", d.NumDelivered(), s.maxDeliver)
-		if err := d.DeadLetter(ctx, reason); err != nil && !errors.Is(err, bus.ErrSettled) {
-			s.log.Error("an event at its last delivery could not be dead-lettered when the runner stopped; it will not be delivered again",
-				"seq", d.Seq(), "subject", d.Msg().Subject, "error", err)
-		}
-		return
-	}
-	if err := d.Nak(0); err != nil && !errors.Is(err, bus.ErrSettled) {
+	ctx, cancel := context.WithTimeout(context.Background(), bus.HandBackTimeout)
+	defer cancel()
+	lettered, err := bus.HandBack(ctx, d, s.maxDeliver, "the runner stopped")
+	switch {
+	case err == nil || errors.Is(err, bus.ErrSettled):
+	case lettered:
+		s.log.Error("an event at its last delivery could not be dead-lettered when the runner stopped; it will not be delivered again",
+			"seq", d.Seq(), "subject", d.Msg().Subject, "error", err)
+	default:
 		s.log.Warn("handing back a control event", "seq", d.Seq(), "error", err)
 	}
 }
-
-// handBackTimeout bounds dead-lettering an event the runner hands back.
-const handBackTimeout = 5 * time.Second
 
 // refuse makes the server hand back every event it is given from now on;
 // shutdown begins with it.

@@ -1,6 +1,8 @@
 package bus
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -140,3 +142,21 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// HandBack gives back a delivery that was not handled, for another one at
+// once: a nak. At its last delivery under maxDeliver (≤ 0: no limit) a nak
+// would end it, as a server delivers a message no more than MaxDeliver
+// times, so it is dead-lettered instead, the reason saying who stopped
+// (stopped, e.g. "the runner stopped"); lettered reports that. ctx bounds
+// the dead letter.
+func HandBack(ctx context.Context, d Delivery, maxDeliver int, stopped string) (lettered bool, err error) {
+	n := d.NumDelivered()
+	if maxDeliver <= 0 || n < uint64(maxDeliver) {
+		return false, d.Nak(0)
+	}
+	return true, d.DeadLetter(ctx, fmt.Sprintf("%s before handling the message's last delivery (%d of MaxDeliver %d)", stopped, n, maxDeliver))
+}
+
+// HandBackTimeout bounds the dead letter of a HandBack made on stopping,
+// when no caller's context applies.
+const HandBackTimeout = 5 * time.Second

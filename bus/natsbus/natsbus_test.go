@@ -3,7 +3,6 @@ package natsbus_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -537,43 +536,5 @@ func TestStopDeadLettersBufferedLastDeliveries(t *testing.T) {
 	}
 	if len(lettered) == 0 {
 		t.Fatalf("no dead letter: of %d messages at their last delivery behind the handler, %d were left with the server", n-1, stranded)
-	}
-}
-
-// Creating a stream or a consumer is tried again, three calls in all, while
-// the server fails inside (as "error creating store for stream" under load);
-// a refusal or a cancelled context is not tried again.
-func TestRetryServerFault(t *testing.T) {
-	fault := &jetstream.APIError{Code: 500, ErrorCode: 10049, Description: "error creating store for stream"}
-	refusal := &jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use with a different configuration"}
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, tc := range []struct {
-		name      string
-		ctx       context.Context
-		errs      []error // what the calls return, in turn; nil once they run out
-		wantCalls int
-		want      error
-	}{
-		{"succeeds at once", context.Background(), nil, 1, nil},
-		{"fault then success", context.Background(), []error{fault, fault}, 3, nil},
-		{"faults throughout", context.Background(), []error{fault, fault, fault, fault}, 3, fault},
-		{"wrapped fault", context.Background(), []error{fmt.Errorf("create: %w", fault)}, 2, nil},
-		{"refusal", context.Background(), []error{refusal, nil}, 1, refusal},
-		{"cancelled", cancelled, []error{fault, nil}, 1, fault},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			calls := 0
-			err := natsbus.RetryServerFault(tc.ctx, func() error {
-				calls++
-				if calls <= len(tc.errs) {
-					return tc.errs[calls-1]
-				}
-				return nil
-			})
-			if calls != tc.wantCalls || !errors.Is(err, tc.want) {
-				t.Fatalf("%d calls, error %v; want %d calls, error %v", calls, err, tc.wantCalls, tc.want)
-			}
-		})
 	}
 }

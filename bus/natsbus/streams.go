@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/internal/jsfault"
 )
 
 func streamConfig(c bus.StreamConfig, replicas int) jetstream.StreamConfig {
@@ -42,26 +43,6 @@ func mapStreamErr(name string, err error) error {
 	return fmt.Errorf("stream %q: %w", name, mapErr(err))
 }
 
-// retryServerFault calls create, and again, up to three calls in all, while
-// it fails inside the server (a JetStream API error 500, such as "error
-// creating store for stream" on a loaded server): creating a stream or a
-// consumer with the same configuration is idempotent. Refusals are
-// returned at once.
-func retryServerFault(ctx context.Context, create func() error) error {
-	err := create()
-	for try := 1; try < 3 && serverFault(err) && ctx.Err() == nil; try++ {
-		err = create()
-	}
-	return err
-}
-
-// serverFault reports a JetStream API error the server answered with code
-// 500 or above: a failure inside the server, not a refusal of the request.
-func serverFault(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code >= 500
-}
-
 // EnsureStream creates the stream if none of that name exists; see
 // bus.Streams. Like the reference it looks the stream up by name only and
 // never updates an existing one.
@@ -76,7 +57,7 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return mapStreamErr(cfg.Name, err)
 	}
-	err = retryServerFault(ctx, func() error {
+	err = jsfault.Retry(ctx, func() error {
 		_, err := b.js.CreateStream(ctx, streamConfig(cfg, b.cfg.Replicas))
 		return err
 	})
@@ -290,27 +271,17 @@ func (c *consumer) release() {
 	}
 }
 
-// giveBack naks m, which was never handed to the handler. At its last
-// delivery a nak would end it, as the server delivers a message no more
-// than MaxDeliver times: it is dead-lettered instead, so that it is not
-// lost without a trace.
+// giveBack hands m, which was never handed to the handler, back to the
+// server (see bus.HandBack).
 func (c *consumer) giveBack(m jetstream.Msg) {
-	d := c.b.delivery(m)
-	if c.maxDeliver <= 0 || d.NumDelivered() < uint64(c.maxDeliver) {
-		_ = m.Nak() // a failed nak only delays it
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), giveBackTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), bus.HandBackTimeout)
 	defer cancel()
-	reason := fmt.Sprintf("the consumer stopped before handling the message's last delivery (%d of MaxDeliver %d)", d.NumDelivered(), c.maxDeliver)
-	if err := d.DeadLetter(ctx, reason); err != nil {
+	d := c.b.delivery(m)
+	if lettered, err := bus.HandBack(ctx, d, c.maxDeliver, "the consumer stopped"); err != nil && lettered {
 		c.b.log.Error("bus: a message at its last delivery could not be dead-lettered when its consumer stopped; it will not be delivered again",
 			"stream", d.meta().Stream, "seq", d.Seq(), "subject", d.msg.Subject, "error", err)
-	}
+	} // a failed nak only delays the message
 }
-
-// giveBackTimeout bounds dead-lettering a message when its consumer stops.
-const giveBackTimeout = 5 * time.Second
 
 func consumerConfig(c bus.ConsumerConfig) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
@@ -341,7 +312,7 @@ func (b *Bus) durable(ctx context.Context, cfg bus.ConsumerConfig) (jetstream.Co
 			}
 		}
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			err = retryServerFault(ctx, func() (err error) {
+			err = jsfault.Retry(ctx, func() (err error) {
 				c, err = s.CreateConsumer(ctx, consumerConfig(cfg))
 				return err
 			})

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/internal/jsfault"
 )
 
 // Defaults of Config.
@@ -149,12 +150,10 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyVa
 	if !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, fmt.Errorf("kvstore: bucket %s: %w", cfg.Bucket, err)
 	}
-	kv, err = js.CreateKeyValue(ctx, cfg)
-	for try := 1; try < 3 && serverFault(err) && ctx.Err() == nil; try++ {
-		// The server failed inside (an API error 500, e.g. creating the
-		// stream's store): creating the bucket is idempotent, so try again.
+	err = jsfault.Retry(ctx, func() (err error) {
 		kv, err = js.CreateKeyValue(ctx, cfg)
-	}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		// Another replica created it in between.
 		kv, err = js.KeyValue(ctx, cfg.Bucket)
@@ -163,13 +162,6 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyVa
 		return nil, fmt.Errorf("kvstore: creating bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
-}
-
-// serverFault reports a JetStream API error the server answered with code
-// 500: a failure inside the server, not a refusal of the request.
-func serverFault(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code >= 500
 }
 
 // maxCAS bounds a compare-and-set loop. Every round some writer wins, so

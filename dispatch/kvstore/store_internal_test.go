@@ -2,7 +2,6 @@ package kvstore
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,23 +31,6 @@ func TestReservedSlotWithoutClaimIsPending(t *testing.T) {
 	r, err = s.Claim(t.Context(), run, dispatch.ClaimRequest{Step: "s", Key: "other", Max: 1})
 	if err != nil || r.Status != dispatch.Limited {
 		t.Fatalf("Claim of another key = %+v, %v; want Limited", r, err)
-	}
-}
-
-func TestServerFault(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want bool
-	}{
-		{nil, false},
-		{&jetstream.APIError{Code: 500, ErrorCode: 10049, Description: "error creating store for stream"}, true},
-		{fmt.Errorf("wrapped: %w", &jetstream.APIError{Code: 503}), true},
-		{&jetstream.APIError{Code: 400, ErrorCode: 10058}, false},
-		{jetstream.ErrBucketExists, false},
-	} {
-		if got := serverFault(tc.err); got != tc.want {
-			t.Errorf("serverFault(%v) = %v, want %v", tc.err, got, tc.want)
-		}
 	}
 }
 
