@@ -13,10 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -88,7 +90,7 @@ func (d delegation) topic() topic.Agent {
 type delegator struct {
 	class string
 	b     bus.Bus
-	store dispatch.Store
+	store store.Store
 	log   *slog.Logger
 	ctx   context.Context // bounds set-ups started from handlers; cancelled by stop
 
@@ -101,10 +103,10 @@ type delegator struct {
 
 // startDelegator starts the request consumer and resumes the answer
 // consumers of every delegate class the caller class has delegated to.
-func startDelegator(ctx context.Context, class string, b bus.Bus, s dispatch.Store, log *slog.Logger) (*delegator, error) {
+func startDelegator(ctx context.Context, class string, b bus.Bus, s store.Store, log *slog.Logger) (*delegator, error) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d := &delegator{class: class, b: b, store: s, log: log, ctx: dctx, cancel: cancel, answers: map[string]bus.Consumer{}}
-	classes, err := s.Keys(ctx, dispatch.ThreadContext(class, aitlClassesScope))
+	classes, err := s.Keys(ctx, store.ThreadContext(class, aitlClassesScope))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("agent: delegate classes of %s: %w", class, err)
@@ -282,7 +284,7 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 		d.reject(del, fmt.Sprintf("encode delegation: %v", err))
 		return
 	}
-	if err := d.store.Set(ctx, dispatch.ThreadContext(d.class, aitlClassesScope), dt.Class, []byte("1")); err != nil {
+	if err := d.store.Set(ctx, store.ThreadContext(d.class, aitlClassesScope), dt.Class, []byte("1")); err != nil {
 		d.retry(del, "record the delegate class", err)
 		return
 	}
@@ -290,7 +292,7 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 		d.retry(del, "watch the delegate class", err)
 		return
 	}
-	if err := d.store.Set(ctx, dispatch.ThreadContext(d.class, aitlRunsScope), dt.Class+"."+dt.Run, rec); err != nil {
+	if err := d.store.Set(ctx, store.ThreadContext(d.class, aitlRunsScope), dt.Class+"."+dt.Run, rec); err != nil {
 		d.retry(del, "record the delegation", err)
 		return
 	}
@@ -408,7 +410,7 @@ func (d *delegator) handleAnswer(dc string, del bus.Delivery) {
 		return
 	}
 	ctx := bus.ExtractTrace(d.ctx, m.Header)
-	runs := dispatch.ThreadContext(d.class, aitlRunsScope)
+	runs := store.ThreadContext(d.class, aitlRunsScope)
 	key := dc + "." + t.Run
 	raw, ok, err := d.store.Get(ctx, runs, key)
 	if err != nil {
@@ -426,13 +428,13 @@ func (d *delegator) handleAnswer(dc string, del bus.Delivery) {
 		d.ack(del)
 		return
 	}
-	callerRun := dispatch.RunKey{Class: rec.Class, Run: rec.Run}
-	by, answered, err := dispatch.Answered(ctx, d.store, callerRun, rec.RequestID)
+	callerRun := store.RunKey{Class: rec.Class, Run: rec.Run}
+	by, answered, err := engine.Answered(ctx, d.store, callerRun, rec.RequestID)
 	if err != nil {
 		d.retry(del, "read the question's outcome", err)
 		return
 	}
-	end, ended, err := d.store.Marker(ctx, callerRun, dispatch.MarkerEnd)
+	end, ended, err := d.store.Marker(ctx, callerRun, store.MarkerEnd)
 	if err != nil {
 		d.retry(del, "read the caller run's end", err)
 		return

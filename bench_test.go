@@ -15,19 +15,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
-	"github.com/saap-go/agent/dispatch/redisstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
+	redisstore "github.com/saap-go/agent/store/redis"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -80,7 +82,7 @@ func silent() agent.Option {
 // see BenchmarkRuntimeRawLoop for the baseline.
 func BenchmarkRuntimeLinearRun(b *testing.B) {
 	b.Run("store=kv", func(b *testing.B) { benchLinear(b, nil) })
-	b.Run("store=memory", func(b *testing.B) { benchLinear(b, dispatch.NewMemoryStore()) })
+	b.Run("store=memory", func(b *testing.B) { benchLinear(b, memstore.New()) })
 	b.Run("store=redis", func(b *testing.B) {
 		url := os.Getenv("REDIS_URL")
 		if url == "" {
@@ -101,7 +103,7 @@ func BenchmarkRuntimeLinearRun(b *testing.B) {
 func BenchmarkRuntimeStoreCalls(b *testing.B) {
 	s := benchServer(b)
 	c := client(b, s.URL())
-	kv, err := kvstore.New(context.Background(), c.JetStream(), kvstore.Config{})
+	kv, err := natskv.New(context.Background(), c.JetStream(), natskv.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,65 +115,65 @@ func BenchmarkRuntimeStoreCalls(b *testing.B) {
 
 // countedStore counts a store's calls and the time they take.
 type countedStore struct {
-	dispatch.Store
+	store.Store
 	calls, ns atomic.Int64
 }
 
 func (c *countedStore) done(t time.Time) { c.calls.Add(1); c.ns.Add(int64(time.Since(t))) }
 
-func (c *countedStore) Claim(ctx context.Context, run dispatch.RunKey, req dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
+func (c *countedStore) Claim(ctx context.Context, run store.RunKey, req store.ClaimRequest) (store.ClaimResult, error) {
 	defer c.done(time.Now())
 	return c.Store.Claim(ctx, run, req)
 }
-func (c *countedStore) Complete(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) error {
+func (c *countedStore) Complete(ctx context.Context, run store.RunKey, step, key string, o store.Outcome) error {
 	defer c.done(time.Now())
 	return c.Store.Complete(ctx, run, step, key, o)
 }
-func (c *countedStore) Record(ctx context.Context, run dispatch.RunKey, step, key string, o dispatch.Outcome) (dispatch.ClaimResult, error) {
+func (c *countedStore) Record(ctx context.Context, run store.RunKey, step, key string, o store.Outcome) (store.ClaimResult, error) {
 	defer c.done(time.Now())
 	return c.Store.Record(ctx, run, step, key, o)
 }
 
 // WatchMarker forwards the wrapped store's watch, uncounted: it is set up
 // once, not a call per event.
-func (c *countedStore) WatchMarker(ctx context.Context, class, name string, fn func(string)) (dispatch.MarkerWatch, error) {
-	return c.Store.(dispatch.MarkerWatcher).WatchMarker(ctx, class, name, fn)
+func (c *countedStore) WatchMarker(ctx context.Context, class, name string, fn func(string)) (store.MarkerWatch, error) {
+	return c.Store.(store.Watcher).WatchMarker(ctx, class, name, fn)
 }
-func (c *countedStore) Count(ctx context.Context, run dispatch.RunKey, step string) (int64, error) {
+func (c *countedStore) Count(ctx context.Context, run store.RunKey, step string) (int64, error) {
 	defer c.done(time.Now())
 	return c.Store.Count(ctx, run, step)
 }
-func (c *countedStore) SetMarker(ctx context.Context, run dispatch.RunKey, name, value string) (string, bool, error) {
+func (c *countedStore) SetMarker(ctx context.Context, run store.RunKey, name, value string) (string, bool, error) {
 	defer c.done(time.Now())
 	return c.Store.SetMarker(ctx, run, name, value)
 }
-func (c *countedStore) Marker(ctx context.Context, run dispatch.RunKey, name string) (string, bool, error) {
+func (c *countedStore) Marker(ctx context.Context, run store.RunKey, name string) (string, bool, error) {
 	defer c.done(time.Now())
 	return c.Store.Marker(ctx, run, name)
 }
-func (c *countedStore) Get(ctx context.Context, s dispatch.Scope, key string) ([]byte, bool, error) {
+func (c *countedStore) Get(ctx context.Context, s store.Scope, key string) ([]byte, bool, error) {
 	defer c.done(time.Now())
 	return c.Store.Get(ctx, s, key)
 }
-func (c *countedStore) Set(ctx context.Context, s dispatch.Scope, key string, value []byte) error {
+func (c *countedStore) Set(ctx context.Context, s store.Scope, key string, value []byte) error {
 	defer c.done(time.Now())
 	return c.Store.Set(ctx, s, key, value)
 }
-func (c *countedStore) SetMany(ctx context.Context, s dispatch.Scope, entries []dispatch.Entry) error {
+func (c *countedStore) SetMany(ctx context.Context, s store.Scope, entries []store.Entry) error {
 	defer c.done(time.Now())
-	return c.Store.(dispatch.BatchSetter).SetMany(ctx, s, entries)
+	return c.Store.(store.Contexts).SetMany(ctx, s, entries)
 }
-func (c *countedStore) DeleteRun(ctx context.Context, run dispatch.RunKey) error {
+func (c *countedStore) DeleteRun(ctx context.Context, run store.RunKey) error {
 	defer c.done(time.Now())
 	return c.Store.DeleteRun(ctx, run)
 }
 
-func benchLinear(b *testing.B, store dispatch.Store) {
+func benchLinear(b *testing.B, store store.Store) {
 	s := benchServer(b)
 	benchLinearOn(b, s, client(b, s.URL()), store)
 }
 
-func benchLinearOn(b *testing.B, s *natsserver.Server, c *natsbus.Bus, store dispatch.Store) {
+func benchLinearOn(b *testing.B, s *natsserver.Server, c *natsbus.Bus, store store.Store) {
 	class := uniqueClass("Bench")
 	done := stops(b, c, class)
 	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), silent()}
@@ -336,7 +338,7 @@ func benchRawRecorded(b *testing.B, model string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawr_state", TTL: kvstore.DefaultTTL, Storage: jetstream.FileStorage})
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawr_state", TTL: natskv.DefaultTTL, Storage: jetstream.FileStorage})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -464,10 +466,10 @@ func benchRawRecorded(b *testing.B, model string) {
 // the default JetStream KV store and with the in-memory store.
 func BenchmarkRuntimeFirstChunk(b *testing.B) {
 	b.Run("store=kv", func(b *testing.B) { benchFirstChunk(b, nil) })
-	b.Run("store=memory", func(b *testing.B) { benchFirstChunk(b, dispatch.NewMemoryStore()) })
+	b.Run("store=memory", func(b *testing.B) { benchFirstChunk(b, memstore.New()) })
 }
 
-func benchFirstChunk(b *testing.B, store dispatch.Store) {
+func benchFirstChunk(b *testing.B, store store.Store) {
 	s := benchServer(b)
 	c := client(b, s.URL())
 	class := uniqueClass("Chunk")
@@ -548,7 +550,7 @@ func benchFirstChunkRaw(b *testing.B, create bool, idle time.Duration) {
 	}
 	var kv jetstream.KeyValue
 	if create {
-		if kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawc_state", TTL: kvstore.DefaultTTL, Storage: jetstream.FileStorage}); err != nil {
+		if kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rawc_state", TTL: natskv.DefaultTTL, Storage: jetstream.FileStorage}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -850,7 +852,7 @@ type classAgent interface {
 func benchEvents(b *testing.B, a classAgent, events int) {
 	s := benchServer(b)
 	c := client(b, s.URL())
-	kv, err := kvstore.New(context.Background(), c.JetStream(), kvstore.Config{})
+	kv, err := natskv.New(context.Background(), c.JetStream(), natskv.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,15 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/status"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
 )
 
 type (
@@ -152,16 +153,16 @@ func TestCrashDuringCompensation(t *testing.T) {
 	if rev := e.revisions(); rev["Refund"] == 0 || rev["Refund"] > rev["Release"] {
 		t.Errorf("effect revisions %v: Refund must precede Release", rev)
 	}
-	st, err := kvstore.New(context.Background(), e.js, kvstore.Config{})
+	st, err := natskv.New(context.Background(), e.js, natskv.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, err := dispatch.ReadStatus(context.Background(), st, e.class, run.Run)
-	if err != nil || status.State != dispatch.StateCompensated || len(status.Compensated) != 2 ||
-		status.Compensated[0] != "Charge" || status.Compensated[1] != "Reserve" {
-		t.Errorf("status %+v, %v; want compensated: Charge, Reserve", status, err)
+	rec, err := status.Read(context.Background(), st, e.class, run.Run)
+	if err != nil || rec.State != status.Compensated || len(rec.Compensated) != 2 ||
+		rec.Compensated[0] != "Charge" || rec.Compensated[1] != "Reserve" {
+		t.Errorf("status %+v, %v; want compensated: Charge, Reserve", rec, err)
 	}
-	t.Logf("crash during compensation: stream %v, effects %v, re-runs absorbed %d, status %s %v", got, effects, dups, status.State, status.Compensated)
+	t.Logf("crash during compensation: stream %v, effects %v, re-runs absorbed %d, status %s %v", got, effects, dups, rec.State, rec.Compensated)
 }
 
 // revisions returns the KV revision of each step's (first) side effect.
@@ -281,20 +282,20 @@ func TestCrashCompensationRandomKills(t *testing.T) {
 			t.Errorf("run %s: effect revisions %v, want Refund before Release", id, r)
 		}
 	}
-	st, err := kvstore.New(context.Background(), e.js, kvstore.Config{})
+	st, err := natskv.New(context.Background(), e.js, natskv.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := map[dispatch.RunState]int{}
+	states := map[status.State]int{}
 	for _, id := range ids {
-		s, err := dispatch.ReadStatus(context.Background(), st, e.class, id)
+		s, err := status.Read(context.Background(), st, e.class, id)
 		if err != nil {
 			t.Errorf("status of %s: %v", id, err)
 			continue
 		}
 		states[s.State]++
 	}
-	if states[dispatch.StateCompensated] != runs {
+	if states[status.Compensated] != runs {
 		t.Errorf("statuses %v, want %d compensated", states, runs)
 	}
 	t.Logf("random kills during compensation: %d runs, %d kills, %v: stream %v, side effects %v, re-runs absorbed by idempotency keys %d, out of order %d, statuses %v",

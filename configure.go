@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/saap-go/agent/internal/engine"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/step"
 )
 
@@ -22,7 +23,7 @@ type configResolver struct {
 	defaults any // the Configurer's value, or nil
 }
 
-var _ dispatch.ConfigResolver = (*configResolver)(nil)
+var _ engine.ConfigResolver = (*configResolver)(nil)
 
 func newConfigResolver(a Agent) (*configResolver, error) {
 	r := &configResolver{}

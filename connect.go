@@ -6,14 +6,16 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
-	"github.com/saap-go/agent/dispatch/redisstore"
 	"github.com/saap-go/agent/internal/natsserver"
+	"github.com/saap-go/agent/store/natskv"
+	redisstore "github.com/saap-go/agent/store/redis"
 )
 
 // EnvRedisURL names the Redis server that keeps run state when set
@@ -63,7 +65,7 @@ func (r *Runner) connect(ctx context.Context, res *resources, info *Info) (bus.B
 // openStore returns the state store: the one given with WithStore, Redis
 // (WithRedis or REDIS_URL), JetStream KV on the bus's connection, or, for a
 // bus that is not NATS, an in-memory store.
-func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info *Info) (dispatch.Store, error) {
+func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info *Info) (store.Store, error) {
 	if r.o.store != nil {
 		info.Store = "custom"
 		return r.o.store, nil
@@ -82,19 +84,19 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 		return s, nil
 	}
 	if js, ok := b.(interface{ JetStream() jetstream.JetStream }); ok {
-		cfg := kvstore.Config{Replicas: r.o.replicas}
-		s, err := kvstore.New(ctx, js.JetStream(), cfg)
+		cfg := natskv.Config{Replicas: r.o.replicas}
+		s, err := natskv.New(ctx, js.JetStream(), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("agent: state store: %w", err)
 		}
 		changed, err := leaderReads(ctx, js.JetStream(), r.log,
-			"KV_"+kvstore.DefaultBucket, "KV_"+kvstore.DefaultBucket+kvstore.ThreadBucketSuffix)
+			"KV_"+natskv.DefaultBucket, "KV_"+natskv.DefaultBucket+natskv.ThreadBucketSuffix)
 		if err != nil {
 			return nil, fmt.Errorf("agent: state store: %w", err)
 		}
 		if changed {
 			// A bucket handle keeps the read path it was opened with.
-			if s, err = kvstore.New(ctx, js.JetStream(), cfg); err != nil {
+			if s, err = natskv.New(ctx, js.JetStream(), cfg); err != nil {
 				return nil, fmt.Errorf("agent: state store: %w", err)
 			}
 		}
@@ -103,7 +105,7 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 	}
 	r.log.Warn("the bus is not NATS: run state is kept in memory and lost on exit (use WithStore)")
 	info.Store = "memory"
-	return dispatch.NewMemoryStore(), nil
+	return memstore.New(), nil
 }
 
 // leaderReads makes the state buckets that keep more than one copy answer

@@ -16,16 +16,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -341,13 +342,13 @@ func (e *crashEnv) effectCounts() (effects map[string]int, dups int) {
 // markers returns the end markers of runs from the state the replicas kept.
 func (e *crashEnv) markers(runs []string) map[string]int {
 	e.t.Helper()
-	st, err := kvstore.New(context.Background(), e.js, kvstore.Config{})
+	st, err := natskv.New(context.Background(), e.js, natskv.Config{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	out := map[string]int{}
 	for _, r := range runs {
-		v, ok, err := st.Marker(context.Background(), dispatch.RunKey{Class: e.class, Run: r}, dispatch.MarkerEnd)
+		v, ok, err := st.Marker(context.Background(), store.RunKey{Class: e.class, Run: r}, store.MarkerEnd)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -401,7 +402,7 @@ func TestScenario34_CrashMidStep(t *testing.T) {
 	if dups != 1 {
 		t.Errorf("%d repeated side effects, want 1 (the re-run of Answer)", dups)
 	}
-	if m := e.markers([]string{run.Run}); m[dispatch.Completed] != 1 {
+	if m := e.markers([]string{run.Run}); m[store.Completed] != 1 {
 		t.Errorf("end markers %v, want the run completed", m)
 	}
 	t.Logf("crash mid-step: stream %v, effects %v, re-runs absorbed %d", got, effects, dups)
@@ -501,7 +502,7 @@ func TestCrashReplicasRandomKills(t *testing.T) {
 		}
 	}
 	markers := e.markers(ids)
-	if markers[dispatch.Completed] != runs {
+	if markers[store.Completed] != runs {
 		t.Errorf("end markers %v, want %d completed", markers, runs)
 	}
 	t.Logf("random kills: %d runs, %d kills, %d replicas in all, %v: completed %d, stream events %d (lost %d, duplicated %d), side effects %v, re-runs absorbed by idempotency keys %d, end markers %v",

@@ -11,17 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
-	"github.com/saap-go/agent/dispatch/redisstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
+	redisstore "github.com/saap-go/agent/store/redis"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -110,7 +111,7 @@ func storeFor(t testing.TB, tg target, c *natsbus.Bus) agent.Option {
 	return agent.WithStore(newStore(t, tg, c))
 }
 
-func newStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store {
+func newStore(t testing.TB, tg target, c *natsbus.Bus) store.Store {
 	t.Helper()
 	ctx := context.Background()
 	if tg.redisURL != "" {
@@ -122,13 +123,13 @@ func newStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store {
 		return s
 	}
 	bucket := "saaptest_" + event.NewID()
-	s, err := kvstore.New(ctx, c.JetStream(), kvstore.Config{Bucket: bucket, TTL: time.Hour})
+	s, err := natskv.New(ctx, c.JetStream(), natskv.Config{Bucket: bucket, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = c.JetStream().DeleteKeyValue(context.Background(), bucket)
-		_ = c.JetStream().DeleteKeyValue(context.Background(), bucket+kvstore.ThreadBucketSuffix)
+		_ = c.JetStream().DeleteKeyValue(context.Background(), bucket+natskv.ThreadBucketSuffix)
 	})
 	return s
 }

@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/store/natskv"
 )
 
 // The HITL timeout benchmarks (BENCHMARKS.md, "hitl: paused runs with
@@ -186,12 +188,12 @@ func fillDeadlines(b *testing.B, c interface {
 }, class string, n int) {
 	b.Helper()
 	ctx := context.Background()
-	st, err := kvstore.New(ctx, c.JetStream(), kvstore.Config{})
+	st, err := natskv.New(ctx, c.JetStream(), natskv.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Spread over the next day, as paused runs with timeouts of up to a
-	// day leave them, in the engine's layout (see dispatch.DeadlineScope).
+	// day leave them, in the engine's layout (see engine.DeadlineScope).
 	now := time.Now().UnixNano()
 	span := int64(24 * time.Hour)
 	var wg sync.WaitGroup
@@ -202,19 +204,19 @@ func fillDeadlines(b *testing.B, c interface {
 			for i := range work {
 				run, req := event.NewID(), event.NewID()
 				due := now + int64(time.Minute) + span*int64(i)/int64(n)
-				bucket := due / int64(dispatch.DeadlineBucket)
+				bucket := due / int64(engine.DeadlineBucket)
 				v, _ := json.Marshal(map[string]any{
 					"agent_id": "r", "thread_id": event.NewID(), "display_id": event.NewID(), "run_id": run,
 					"request_event_id": req, "event": "HumanInTheLoopTimeoutEvent", "event_id": event.NewID(),
 					"timeout_seconds": 86400, "due": due,
 				})
 				key := fmt.Sprintf("%019d.%s.%s", due, run, req)
-				sc := dispatch.Scope{Kind: dispatch.ThreadScope, Class: class, ID: fmt.Sprint(dispatch.DeadlineScope, ".", bucket)}
+				sc := store.Scope{Kind: store.ThreadScope, Class: class, ID: fmt.Sprint(engine.DeadlineScope, ".", bucket)}
 				if err := st.Set(ctx, sc, key, v); err != nil {
 					b.Error(err)
 				}
 				if _, done := indexed.LoadOrStore(bucket, true); !done { // once per bucket, as an engine does
-					idx := dispatch.Scope{Kind: dispatch.ThreadScope, Class: class, ID: dispatch.DeadlineScope}
+					idx := store.Scope{Kind: store.ThreadScope, Class: class, ID: engine.DeadlineScope}
 					if err := st.Set(ctx, idx, fmt.Sprint(bucket), []byte("1")); err != nil {
 						b.Error(err)
 					}
@@ -227,7 +229,7 @@ func fillDeadlines(b *testing.B, c interface {
 	}
 	close(work)
 	wg.Wait()
-	keys, err := dispatch.PendingDeadlines(ctx, st, class)
+	keys, err := engine.PendingDeadlines(ctx, st, class)
 	if err != nil || len(keys) != n {
 		b.Fatalf("%d deadlines stored (%v), want %d", len(keys), err, n)
 	}

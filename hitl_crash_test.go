@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/internal/crashtest"
@@ -230,7 +231,7 @@ func TestCrashHITLAnswerAfterRestart(t *testing.T) {
 	if kinds[run.Run] != "answer" || dups != 0 {
 		t.Errorf("outcomes %v, second outcomes %d; want one answer", kinds, dups)
 	}
-	if m := e.markers([]string{run.Run}); m[dispatch.Completed] != 1 {
+	if m := e.markers([]string{run.Run}); m[store.Completed] != 1 {
 		t.Errorf("end markers %v, want the run completed", m)
 	}
 	t.Logf("answer after restart: stream %v, outcome %s", got, kinds[run.Run])
@@ -335,7 +336,7 @@ func TestCrashHITLTimeoutsRandomKills(t *testing.T) {
 		t.Errorf("%d runs got a second outcome", dups)
 	}
 	markers := e.markers(ids)
-	if markers[dispatch.Completed] != runs {
+	if markers[store.Completed] != runs {
 		t.Errorf("end markers %v, want %d completed", markers, runs)
 	}
 	t.Logf("HITL timeouts with random kills: %d runs, %d kills, %v: outcomes answer %d, timeout %d; runs where answer and timeout both arrived (one refused) %d; answers sent %d; second outcomes %d; end markers %v",

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 )
 
 // Defaults of the runner. The consumer settings are the reference's; the
@@ -26,7 +28,7 @@ const (
 	DefaultMaxDeliver = -1
 	// DefaultOutageBudget is how long a runner retries an event that fails
 	// for a transient reason (the store or the bus unavailable).
-	DefaultOutageBudget = dispatch.DefaultOutageBudget
+	DefaultOutageBudget = engine.DefaultOutageBudget
 	// DefaultCacheSize bounds the runs whose history a runner keeps in
 	// memory. Paused runs age out of it, so ten thousand of them cost the
 	// process next to nothing; an active run's next event reloads its
@@ -42,7 +44,7 @@ type options struct {
 	natsSet         bool
 	bus             bus.Bus
 	dataDir         string
-	store           dispatch.Store
+	store           store.Store
 	redisURL        string
 	redisSet        bool
 	standalone      bool
@@ -115,7 +117,7 @@ func WithDataDir(dir string) Option {
 
 // WithStore keeps run state in s instead of the default JetStream KV store.
 // The runner does not close it.
-func WithStore(s dispatch.Store) Option {
+func WithStore(s store.Store) Option {
 	return func(o *options) error {
 		if s == nil {
 			return errors.New("agent: WithStore: nil store")

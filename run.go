@@ -12,13 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/discovery"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/workers"
 	"github.com/saap-go/agent/semantic"
@@ -164,7 +166,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	store, err := r.openStore(ctx, res, b, &info)
+	st, err := r.openStore(ctx, res, b, &info)
 	if err != nil {
 		return err
 	}
@@ -172,13 +174,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("agent: stream %s: %w", info.Stream, err)
 	}
 	info.Standalone = r.standalone(info.Embedded)
-	if err := r.serveStatus(ctx, res, b, store); err != nil {
+	if err := r.serveStatus(ctx, res, b, st); err != nil {
 		return err
 	}
 	if r.trace = r.tracing(); r.trace != nil {
 		defer r.trace.Close() // after the engine: ends the run spans still open
 	}
-	eng, err := r.engine(b, store, info.Standalone, r.o.maxDeliver)
+	eng, err := r.engine(b, st, info.Standalone, r.o.maxDeliver)
 	if err != nil {
 		return err
 	}
@@ -186,7 +188,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if delegates(r.workflow) {
 		// Before the runner consumer, so that no AITL request a run
 		// publishes precedes the consumer that starts its delegate.
-		d, err := startDelegator(ctx, r.class, b, store, r.log)
+		d, err := startDelegator(ctx, r.class, b, st, r.log)
 		if err != nil {
 			return err
 		}
@@ -214,7 +216,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			// The engine must give up by the consumer's MaxDeliver, or
 			// the server would drop a failing event in silence.
 			eng.Close()
-			if eng, err = r.engine(b, store, info.Standalone, cur.MaxDeliver); err != nil {
+			if eng, err = r.engine(b, st, info.Standalone, cur.MaxDeliver); err != nil {
 				return err
 			}
 			srv = newServer(eng, r.o.concurrency, r.log, cur.MaxDeliver)
@@ -466,7 +468,7 @@ func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,
 // logging and tracing.
-func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver int) (*dispatch.Engine, error) {
+func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver int) (*engine.Engine, error) {
 	// A copy per Run: the Runner must not keep the bus (and through it
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
@@ -475,15 +477,15 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 	} else {
 		cfg.src = config.NewClient(b)
 	}
-	opts := []dispatch.Option{
-		dispatch.WithLogger(r.log),
-		dispatch.WithConfig(&cfg),
-		dispatch.WithHeartbeat(r.o.ackWait / 3),
-		dispatch.WithOutageBudget(r.o.outageBudget),
-		dispatch.WithMaxDeliver(maxDeliver),
+	opts := []engine.Option{
+		engine.WithLogger(r.log),
+		engine.WithConfig(&cfg),
+		engine.WithHeartbeat(r.o.ackWait / 3),
+		engine.WithOutageBudget(r.o.outageBudget),
+		engine.WithMaxDeliver(maxDeliver),
 		// Deadlines recorded by a replica that stopped for good are
 		// picked up by the others.
-		dispatch.WithTimeoutRescan(timeoutRescan),
+		engine.WithTimeoutRescan(timeoutRescan),
 	}
 	// The consumer's spans, as the reference makes them, only when spans
 	// go somewhere (a provider given, or installed before Run): without
@@ -493,15 +495,15 @@ func (r *Runner) engine(b bus.Bus, s dispatch.Store, standalone bool, maxDeliver
 		tp = otel.GetTracerProvider()
 	}
 	if tp != nil {
-		opts = append(opts, dispatch.WithTracer(tp.Tracer(tracerName)))
+		opts = append(opts, engine.WithTracer(tp.Tracer(tracerName)))
 	}
 	if r.o.cacheSize > 0 {
-		opts = append(opts, dispatch.WithCacheSize(r.o.cacheSize))
+		opts = append(opts, engine.WithCacheSize(r.o.cacheSize))
 	}
 	if r.trace != nil {
 		opts = append(opts, r.trace.EngineOptions()...)
 	}
-	eng, err := dispatch.New(r.workflow, b, s, opts...)
+	eng, err := engine.New(r.workflow, b, s, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

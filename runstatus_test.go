@@ -4,8 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/saap-go/agent/status"
+
 	agent "github.com/saap-go/agent"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
@@ -53,16 +54,16 @@ func TestRunnerRunStatus(t *testing.T) {
 			t.Fatalf("released %s, want run %s", got, run.Run)
 		}
 		waitAcked(t, c.JetStream(), class) // the ExceptionEvent's handling, compensation included, is over
-		st, err := dispatch.RequestStatus(t.Context(), c, class, run.Run)
-		if err != nil || st.State != dispatch.StateCompensated {
+		st, err := status.Request(t.Context(), c, class, run.Run)
+		if err != nil || st.State != status.Compensated {
 			t.Fatalf("status over the bus %+v, %v; want compensated", st, err)
 		}
 		agenttestEqual(t, st.Error, "out of stock")
 		local, err := r.RunStatus(t.Context(), run.Run)
-		if err != nil || local.State != dispatch.StateCompensated || local.Thread != run.Thread {
+		if err != nil || local.State != status.Compensated || local.Thread != run.Thread {
 			t.Fatalf("Runner.RunStatus = %+v, %v", local, err)
 		}
-		page, err := r.ListRuns(t.Context(), dispatch.RunQuery{Thread: run.Thread})
+		page, err := r.ListRuns(t.Context(), status.Query{Thread: run.Thread})
 		if err != nil || len(page.Runs) != 1 || page.Runs[0].Run != run.Run {
 			t.Fatalf("ListRuns = %+v, %v", page, err)
 		}

@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/config"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -163,19 +165,19 @@ func TestScenario29_TeardownIgnoresInvalidConfig(t *testing.T) {
 		c := client(t, tg.natsURL)
 		class := uniqueClass("S29")
 		dropStream(t, c, class)
-		store := openStore(t, tg, c)
-		startRunner(t, &configured{linear{class: class}}, agent.WithNATS(tg.natsURL), agent.WithStore(store), quiet(t))
+		st := openStore(t, tg, c)
+		startRunner(t, &configured{linear{class: class}}, agent.WithNATS(tg.natsURL), agent.WithStore(st), quiet(t))
 
 		run := newRun(class, "wiki")
-		key := dispatch.RunKey{Class: class, Run: run.Run}
-		if err := store.Set(context.Background(), key.RunContext(), dispatch.KeyAgentConfig, []byte(`{"temperature":"hot"}`)); err != nil {
+		key := store.RunKey{Class: class, Run: run.Run}
+		if err := st.Set(context.Background(), key.RunContext(), engine.KeyAgentConfig, []byte(`{"temperature":"hot"}`)); err != nil {
 			t.Fatal(err)
 		}
 		publish(t, c, run, &event.ExceptionEvent{Message: "boom"}, nil)
 		waitAcked(t, c.JetStream(), class)
 
-		v, ok, err := store.Marker(context.Background(), key, dispatch.MarkerEnd)
-		if err != nil || !ok || v != dispatch.Crashed {
+		v, ok, err := st.Marker(context.Background(), key, store.MarkerEnd)
+		if err != nil || !ok || v != store.Crashed {
 			t.Errorf("end marker %q, %v, %v; want crashed", v, ok, err)
 		}
 		if evs := controlEvents(t, c, class, run.Run); len(evs) != 1 {
@@ -295,8 +297,8 @@ func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 		c := client(t, tg.natsURL)
 		class := uniqueClass("S32")
 		dropStream(t, c, class)
-		store := openStore(t, tg, c)
-		startRunner(t, &pausing{class: class}, agent.WithNATS(tg.natsURL), agent.WithStore(store), agent.Standalone(), quiet(t))
+		st := openStore(t, tg, c)
+		startRunner(t, &pausing{class: class}, agent.WithNATS(tg.natsURL), agent.WithStore(st), agent.Standalone(), quiet(t))
 
 		for _, withHeaders := range []bool{true, false} {
 			run := newRun(class, "ctx")
@@ -312,17 +314,17 @@ func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 			publish(t, c, run, start, h)
 			<-asked
 
-			sc := dispatch.RunKey{Class: class, Run: run.Run}.RunContext()
-			keys, err := store.Keys(context.Background(), sc)
+			sc := store.RunKey{Class: class, Run: run.Run}.RunContext()
+			keys, err := st.Keys(context.Background(), sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{"payload", "locale", "user", dispatch.KeyAgentConfig} {
+			for _, k := range []string{"payload", "locale", "user", engine.KeyAgentConfig} {
 				if !slices.Contains(keys, k) {
 					t.Errorf("headers %v: run context keys %v lack %q", withHeaders, keys, k)
 				}
 			}
-			raw, ok, err := store.Get(context.Background(), sc, dispatch.KeyAIHubHeaders)
+			raw, ok, err := st.Get(context.Background(), sc, engine.KeyAIHubHeaders)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +334,7 @@ func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 			case !withHeaders && ok:
 				t.Errorf("_aihub_headers = %s without headers, want unset", raw)
 			}
-			raw, _, _ = store.Get(context.Background(), sc, "payload")
+			raw, _, _ = st.Get(context.Background(), sc, "payload")
 			var payload map[string]any
 			if err := json.Unmarshal(raw, &payload); err != nil || payload["k"] != "v" {
 				t.Errorf("payload = %s, want {\"k\": \"v\"}", raw)
@@ -458,7 +460,7 @@ func TestScenario36_RunnerConsumerConfig(t *testing.T) {
 }
 
 // openStore returns a store for the target, for tests that inspect it.
-func openStore(t testing.TB, tg target, c *natsbus.Bus) dispatch.Store { return newStore(t, tg, c) }
+func openStore(t testing.TB, tg target, c *natsbus.Bus) store.Store { return newStore(t, tg, c) }
 
 // TestScenario36_FailedUpdateIsLoggedAndStartContinues: a drifted runner
 // consumer that the server refuses to update (here: a stream limit on

@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -40,12 +43,12 @@ type Harness struct {
 	w      *step.Workflow
 	bus    *memory.Bus
 	clock  *memory.ManualClock
-	store  dispatch.Store
-	engine *dispatch.Engine
+	store  store.Store
+	engine *engine.Engine
 	ctx    context.Context
 	rnd    io.Reader // the runs' secrets: seeded, so output ids repeat
 
-	engOpts []dispatch.Option
+	engOpts []engine.Option
 	pick    func([]Pending) int // nil: deliveries go to the engine at once
 	held    []bus.Delivery      // control events held for pick
 	stall   bool                // FailOnStall
@@ -58,8 +61,8 @@ type Harness struct {
 
 type config struct {
 	concurrent bool
-	store      dispatch.Store
-	engineOpt  []dispatch.Option
+	store      store.Store
+	engineOpt  []engine.Option
 	log        *slog.Logger
 	pick       func([]Pending) int
 	stall      bool
@@ -73,12 +76,12 @@ type Option func(*config)
 // harness still waits for all of them before the next delivery.
 func Concurrent() Option { return func(c *config) { c.concurrent = true } }
 
-// WithStore runs the harness on s instead of a fresh dispatch.MemoryStore.
-func WithStore(s dispatch.Store) Option { return func(c *config) { c.store = s } }
+// WithStore runs the harness on s instead of a fresh memstore.Store.
+func WithStore(s store.Store) Option { return func(c *config) { c.store = s } }
 
 // WithEngineOptions adds options to the engine (after the harness's own:
 // Sequential, no heartbeat, the fixed clock, the observer).
-func WithEngineOptions(opts ...dispatch.Option) Option {
+func WithEngineOptions(opts ...engine.Option) Option {
 	return func(c *config) { c.engineOpt = append(c.engineOpt, opts...) }
 }
 
@@ -132,7 +135,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		o(&c)
 	}
 	if c.store == nil {
-		c.store = dispatch.NewMemoryStore()
+		c.store = memstore.New()
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -141,22 +144,22 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 		rnd: &lockedReader{r: rand.NewChaCha8([32]byte{'a', 'g', 'e', 'n', 't', 't', 'e', 's', 't'})}}
 	h.clock = memory.NewManualClock(Epoch)
 	h.bus = memory.New(memory.Options{Manual: true, Clock: h.clock, Logger: c.log})
-	engOpts := []dispatch.Option{
-		dispatch.WithHeartbeat(0),
-		dispatch.WithClock(func() time.Time { return Epoch }),
-		dispatch.WithObserver(observer{h}),
-		dispatch.WithLogger(c.log),
-		dispatch.WithRandom(h.rnd),
+	engOpts := []engine.Option{
+		engine.WithHeartbeat(0),
+		engine.WithClock(func() time.Time { return Epoch }),
+		engine.WithObserver(observer{h}),
+		engine.WithLogger(c.log),
+		engine.WithRandom(h.rnd),
 		// Timeouts fire when the test advances the clock, one at a time.
-		dispatch.WithTimeoutClock(timeoutClock{h.clock}),
-		dispatch.WithTimeoutWorkers(1),
+		engine.WithTimeoutClock(timeoutClock{h.clock}),
+		engine.WithTimeoutWorkers(1),
 	}
 	if !c.concurrent {
-		engOpts = append(engOpts, dispatch.Sequential())
+		engOpts = append(engOpts, engine.Sequential())
 	}
 	engOpts = append(engOpts, c.engineOpt...)
 	h.engOpts = engOpts
-	eng, err := dispatch.New(w, h.bus, h.store, engOpts...)
+	eng, err := engine.New(w, h.bus, h.store, engOpts...)
 	if err != nil {
 		t.Fatalf("agenttest.New: %v", err)
 	}
@@ -218,7 +221,7 @@ func (h *Harness) Stub(name string, fn any) {
 	if err != nil {
 		h.t.Fatalf("agenttest.Stub: %v", err)
 	}
-	eng, err := dispatch.New(w, h.bus, h.store, h.engOpts...)
+	eng, err := engine.New(w, h.bus, h.store, h.engOpts...)
 	if err != nil {
 		h.t.Fatalf("agenttest.Stub: %v", err)
 	}
@@ -243,10 +246,10 @@ func NewStep(t testing.TB, s *step.Step, opts ...Option) *Harness {
 }
 
 // Engine returns the harness's engine.
-func (h *Harness) Engine() *dispatch.Engine { return h.engine }
+func (h *Harness) Engine() *engine.Engine { return h.engine }
 
 // Store returns the harness's store.
-func (h *Harness) Store() dispatch.Store { return h.store }
+func (h *Harness) Store() store.Store { return h.store }
 
 // Bus returns the harness's manual in-memory bus.
 func (h *Harness) Bus() *memory.Bus { return h.bus }
@@ -283,10 +286,10 @@ func (h *Harness) Start(e event.Event, opts ...RunOption) *Result {
 	h.t.Helper()
 	r := h.NewRun(opts...)
 	if e != nil && !event.IsStart(e) {
-		if err := dispatch.RecordIdentity(h.ctx, h.store, r.topic, h.rnd); err != nil {
+		if err := engine.RecordIdentity(h.ctx, h.store, r.topic, h.rnd); err != nil {
 			h.t.Fatalf("agenttest: seed identity: %v", err)
 		}
-		if err := h.store.Set(h.ctx, r.RunKey().RunContext(), dispatch.KeyAgentConfig, []byte(`{}`)); err != nil {
+		if err := h.store.Set(h.ctx, r.RunKey().RunContext(), engine.KeyAgentConfig, []byte(`{}`)); err != nil {
 			h.t.Fatalf("agenttest: seed config: %v", err)
 		}
 	}
@@ -502,7 +505,7 @@ func (h *Harness) collectDead(m *bus.Msg) {
 
 type observer struct{ h *Harness }
 
-func (o observer) Executed(x dispatch.Execution) {
+func (o observer) Executed(x engine.Execution) {
 	r := o.h.resultOf(x.Run.Run)
 	r.mu.Lock()
 	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err, Rerun: x.Rerun})
@@ -510,14 +513,14 @@ func (o observer) Executed(x dispatch.Execution) {
 	r.mu.Unlock()
 }
 
-func (o observer) TornDown(td dispatch.Teardown) {
+func (o observer) TornDown(td engine.Teardown) {
 	r := o.h.resultOf(td.Run.Run)
 	r.mu.Lock()
 	r.teardowns = append(r.teardowns, td)
 	r.mu.Unlock()
 }
 
-func (o observer) Dropped(d dispatch.Drop) {
+func (o observer) Dropped(d engine.Drop) {
 	r := o.h.resultOf(d.Run.Run)
 	r.mu.Lock()
 	r.dropped = append(r.dropped, d.Event)

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saap-go/agent/internal/engine"
+
 	"github.com/saap-go/agent/agenttest"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -152,7 +153,7 @@ func TestStartAndStopFromAnotherThreadAreRefused(t *testing.T) {
 // The fence holds after the run's cache entry is evicted: the identity and
 // the open question are read from the store.
 func TestFenceAfterEviction(t *testing.T) {
-	h, res, req := asker(t, agenttest.WithEngineOptions(dispatch.WithCacheSize(1)))
+	h, res, req := asker(t, agenttest.WithEngineOptions(engine.WithCacheSize(1)))
 	h.Start(&event.StartEvent{}) // another run takes the only cache slot
 	if h.Engine().Cached(res.RunID()) {
 		t.Fatal("the first run is still cached")

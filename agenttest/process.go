@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/topic"
@@ -33,7 +35,7 @@ type ProcessHarness struct {
 	p     *process.Process
 	bus   *memory.Bus
 	clock *memory.ManualClock
-	store dispatch.Store
+	store store.Store
 	sub   *process.Submitter
 	ctx   context.Context
 
@@ -59,7 +61,7 @@ func NewProcess(t testing.TB, p *process.Process, opts ...Option) *ProcessHarnes
 	}
 	st := cfg.store
 	if st == nil {
-		st = dispatch.NewMemoryStore()
+		st = memstore.New()
 	}
 	log := cfg.log
 	if log == nil {
@@ -112,7 +114,7 @@ func NewProcess(t testing.TB, p *process.Process, opts ...Option) *ProcessHarnes
 func (h *ProcessHarness) Bus() *memory.Bus { return h.bus }
 
 // Store returns the harness's store.
-func (h *ProcessHarness) Store() dispatch.Store { return h.store }
+func (h *ProcessHarness) Store() store.Store { return h.store }
 
 // Submitter returns the Submitter humans and programs go through.
 func (h *ProcessHarness) Submitter() *process.Submitter { return h.sub }

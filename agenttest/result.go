@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -47,7 +49,7 @@ type Result struct {
 	events    []Published
 	execs     []Execution
 	triggers  []string // event id of each execution's trigger
-	teardowns []dispatch.Teardown
+	teardowns []engine.Teardown
 	dropped   []event.Event
 	dead      []DeadLetter
 }
@@ -66,8 +68,8 @@ func (r *Result) Topic() topic.Agent { return r.topic }
 func (r *Result) RunID() string { return r.topic.Run }
 
 // RunKey returns the run's state namespace in the store.
-func (r *Result) RunKey() dispatch.RunKey {
-	return dispatch.RunKey{Class: r.topic.Class, Run: r.topic.Run}
+func (r *Result) RunKey() store.RunKey {
+	return store.RunKey{Class: r.topic.Class, Run: r.topic.Run}
 }
 
 // Events returns every message published on the run's subjects, in publish
@@ -200,7 +202,7 @@ func (r *Result) Steps() []string {
 
 // Teardowns returns how the engine handled the run's terminal events (one
 // entry per delivery of a terminal event).
-func (r *Result) Teardowns() []dispatch.Teardown {
+func (r *Result) Teardowns() []engine.Teardown {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.teardowns)
@@ -225,7 +227,7 @@ func (r *Result) DeadLetters() []DeadLetter {
 // Ended reports the run's end marker ("completed", "crashed" or "" while the
 // run is open), read from the store.
 func (r *Result) Ended() string {
-	v, _, err := r.h.store.Marker(r.h.ctx, r.RunKey(), dispatch.MarkerEnd)
+	v, _, err := r.h.store.Marker(r.h.ctx, r.RunKey(), store.MarkerEnd)
 	if err != nil {
 		r.h.t.Fatalf("agenttest: read end marker: %v", err)
 	}

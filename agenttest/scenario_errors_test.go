@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/agenttest"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
@@ -76,7 +78,7 @@ func TestScenario21_StepExceptionStopsTheRun(t *testing.T) {
 		h := agenttest.New(t, exceptionWorkflow(t, true, &cause, &s4runs), agenttest.Concurrent())
 		res := h.Start(&event.StartEvent{})
 		check(t, res, s4runs)
-		if !errors.Is(cause, dispatch.ErrRunEnded) {
+		if !errors.Is(cause, engine.ErrRunEnded) {
 			t.Fatalf("s3's context ended with %v, want ErrRunEnded", cause)
 		}
 		var dropped []string
@@ -194,7 +196,7 @@ func TestScenario26_TeardownOnStop(t *testing.T) {
 	res := h.Start(&event.StartEvent{})
 	ctx, st, run := t.Context(), h.Store(), res.RunKey()
 
-	agenttest.Equal(t, res.Teardowns(), []dispatch.Teardown{{Run: run, Marker: dispatch.Completed}})
+	agenttest.Equal(t, res.Teardowns(), []engine.Teardown{{Run: run, Marker: store.Completed}})
 	keys, err := st.Keys(ctx, run.RunContext())
 	if err != nil || len(keys) != 0 {
 		t.Fatalf("run context after teardown: %q, %v; want empty", keys, err)
@@ -204,13 +206,13 @@ func TestScenario26_TeardownOnStop(t *testing.T) {
 			t.Fatalf("counter of %s after teardown = %d, %v; want 0", s, n, err)
 		}
 	}
-	agenttest.Equal(t, res.Ended(), dispatch.Completed)
+	agenttest.Equal(t, res.Ended(), store.Completed)
 	if h.Engine().Cached(res.RunID()) {
 		t.Fatal("the run's history is still cached after teardown")
 	}
 	// The thread context outlives the run (namespaced by class and thread).
 	var v string
-	if ok, err := dispatch.StateOf(st, dispatch.ThreadContext("Teardown", res.Topic().Thread)).Get(ctx, "t", &v); !ok || err != nil || v != "kept" {
+	if ok, err := engine.StateOf(st, store.ThreadContext("Teardown", res.Topic().Thread)).Get(ctx, "t", &v); !ok || err != nil || v != "kept" {
 		t.Fatalf("thread context after teardown: %q, %v, %v; want kept", v, ok, err)
 	}
 }
@@ -222,11 +224,11 @@ func TestScenario27_RedeliveredTerminalIsIdempotent(t *testing.T) {
 		h := agenttest.New(t, mustWorkflow(t, "StopTwice", s))
 		res := h.Start(&event.StartEvent{})
 		h.Redeliver(res, res.IDs("StopEvent")[0])
-		agenttest.Equal(t, res.Teardowns(), []dispatch.Teardown{
-			{Run: res.RunKey(), Marker: dispatch.Completed},
-			{Run: res.RunKey(), Marker: dispatch.Completed, Duplicate: true},
+		agenttest.Equal(t, res.Teardowns(), []engine.Teardown{
+			{Run: res.RunKey(), Marker: store.Completed},
+			{Run: res.RunKey(), Marker: store.Completed, Duplicate: true},
 		})
-		agenttest.Equal(t, res.Ended(), dispatch.Completed)
+		agenttest.Equal(t, res.Ended(), store.Completed)
 	})
 	t.Run("exception", func(t *testing.T) {
 		s := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.StopEvent, error) { return nil, errors.New("no") },
@@ -234,11 +236,11 @@ func TestScenario27_RedeliveredTerminalIsIdempotent(t *testing.T) {
 		h := agenttest.New(t, mustWorkflow(t, "ExceptionTwice", s))
 		res := h.Start(&event.StartEvent{})
 		h.Redeliver(res, res.IDs("ExceptionEvent")[0])
-		agenttest.Equal(t, res.Teardowns(), []dispatch.Teardown{
-			{Run: res.RunKey(), Marker: dispatch.Crashed},
-			{Run: res.RunKey(), Marker: dispatch.Crashed, Duplicate: true},
+		agenttest.Equal(t, res.Teardowns(), []engine.Teardown{
+			{Run: res.RunKey(), Marker: store.Crashed},
+			{Run: res.RunKey(), Marker: store.Crashed, Duplicate: true},
 		})
-		agenttest.Equal(t, res.Ended(), dispatch.Crashed)
+		agenttest.Equal(t, res.Ended(), store.Crashed)
 	})
 }
 
@@ -254,7 +256,7 @@ func TestScenario28_StartRedeliveredAfterTeardown(t *testing.T) {
 	s := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.StopEvent, error) { return &event.StopEvent{}, nil },
 		step.Name("s"))
 	cfg := &countingResolver{}
-	h := agenttest.New(t, mustWorkflow(t, "StartTwice", s), agenttest.WithEngineOptions(dispatch.WithConfig(cfg)))
+	h := agenttest.New(t, mustWorkflow(t, "StartTwice", s), agenttest.WithEngineOptions(engine.WithConfig(cfg)))
 	res := h.Start(&event.StartEvent{})
 	agenttest.Equal(t, cfg.calls, 1)
 	h.Redeliver(res, res.IDs("StartEvent")[0])

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/saap-go/agent/internal/engine"
+
 	"github.com/saap-go/agent/agenttest"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 )
@@ -96,7 +97,7 @@ func TestScenario14_PreconditionBarrierFromConfig(t *testing.T) {
 			return len(ps) == cfg.N, nil
 		}))
 	h := agenttest.New(t, mustWorkflow(t, "Barrier", start, stop),
-		agenttest.WithEngineOptions(dispatch.WithConfig(&barrierResolver{})))
+		agenttest.WithEngineOptions(engine.WithConfig(&barrierResolver{})))
 	res := h.Start(&event.StartEvent{})
 
 	agenttest.Equal(t, checks, []int{1, 2, 3, 4, 5})

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/discovery"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/hitl"
@@ -257,7 +259,7 @@ func TestBotInTheLoopTimeout(t *testing.T) {
 	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(0))
+	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/openai/openai-go/v3"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/discovery"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/step"
@@ -30,7 +32,7 @@ func engineAgent(t *testing.T, b bus.Bus, w *step.Workflow) *event.AgentClassDis
 	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
 		t.Fatalf("ensure stream: %v", err)
 	}
-	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(0))
+	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/saap-go/agent/status"
+
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 )
 
 // Run status over HTTP, an extension of this SDK: the gateway asks the
-// class's runners (dispatch.RequestStatus) and shows a run only to the
+// class's runners (status.Request) and shows a run only to the
 // members of its thread.
 //
 //	GET /api/v1/saap/runs/{class}/{run}                 one run's status
@@ -36,8 +37,8 @@ func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, badRequest("run_id", "%v", err))
 		return
 	}
-	st, err := dispatch.RequestStatus(r.Context(), rq, class, run)
-	if errors.Is(err, dispatch.ErrNoStatus) {
+	st, err := status.Request(r.Context(), rq, class, run)
+	if errors.Is(err, status.ErrNotFound) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("run %s of agent class %s is not known", run, class), "run_id")
 		return
 	}
@@ -78,10 +79,10 @@ func (g *Gateway) serveThreadRuns(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	query := dispatch.RunQuery{Thread: thread, After: q.Get("after")}
+	query := status.Query{Thread: thread, After: q.Get("after")}
 	if s := q.Get("status"); s != "" {
 		for _, v := range strings.Split(s, ",") {
-			st := dispatch.RunState(strings.TrimSpace(v))
+			st := status.State(strings.TrimSpace(v))
 			if !st.Valid() {
 				g.fail(w, badRequest("status", "%q is not a run status (pending, running, waiting, completed, failed, compensating, compensated)", v))
 				return
@@ -91,13 +92,13 @@ func (g *Gateway) serveThreadRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > dispatch.MaxPageSize {
-			g.fail(w, badRequest("limit", "limit must be a number from 1 to %d, not %q", dispatch.MaxPageSize, s))
+		if err != nil || n < 1 || n > status.MaxPageSize {
+			g.fail(w, badRequest("limit", "limit must be a number from 1 to %d, not %q", status.MaxPageSize, s))
 			return
 		}
 		query.Limit = n
 	}
-	page, err := dispatch.RequestRuns(r.Context(), rq, class, query)
+	page, err := status.RequestList(r.Context(), rq, class, query)
 	if err != nil {
 		g.runsFailed(w, err)
 		return
@@ -127,7 +128,7 @@ func (g *Gateway) runsFailed(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, bus.ErrNoResponders):
 		writeError(w, http.StatusServiceUnavailable, "no runner of the class answers run-status requests", "")
-	case errors.As(err, &re) && re.Type == dispatch.StatusBadRequest:
+	case errors.As(err, &re) && re.Type == status.BadRequestType:
 		writeError(w, http.StatusBadRequest, re.Message, "")
 	default:
 		g.fail(w, err)

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/saap-go/agent/dispatch"
+	"github.com/saap-go/agent/status"
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
 )
 
 func getAs(t *testing.T, url, token string) (int, []byte) {
@@ -36,27 +38,27 @@ func TestRunStatusRoutes(t *testing.T) {
 			// Alice's thread, made by her first request.
 			resp := post(t, e.srv, tokenAlice, blockPath, msgs)
 			thread := resp.Header.Get("X-Thread-Id")
-			store := dispatch.NewMemoryStore()
-			put := func(run, thread string, state dispatch.RunState) {
-				st := dispatch.RunStatus{Class: "EchoAgent", Run: run, AgentID: "dev_agent", Thread: thread, State: state}
+			sto := memstore.New()
+			put := func(run, thread string, state status.State) {
+				st := status.Record{Class: "EchoAgent", Run: run, AgentID: "dev_agent", Thread: thread, State: state}
 				raw, _ := json.Marshal(st)
-				if err := store.PutStatus(t.Context(), dispatch.RunKey{Class: "EchoAgent", Run: run}, thread, raw); err != nil {
+				if err := sto.PutStatus(t.Context(), store.RunKey{Class: "EchoAgent", Run: run}, thread, raw); err != nil {
 					t.Fatal(err)
 				}
 			}
-			put("run1", thread, dispatch.StateCompleted)
-			put("run2", thread, dispatch.StateWaiting)
-			put("run3", thread, dispatch.StateFailed)
-			put("other", "bobsthread", dispatch.StateRunning)
-			sub, err := dispatch.ServeStatus(t.Context(), e.bus, store, "EchoAgent", nil)
+			put("run1", thread, status.Completed)
+			put("run2", thread, status.Waiting)
+			put("run3", thread, status.Failed)
+			put("other", "bobsthread", status.Running)
+			sub, err := status.Serve(t.Context(), e.bus, sto, "EchoAgent", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = sub.Unsubscribe() })
 
 			code, body := getAs(t, e.srv.URL+"/api/v1/saap/runs/EchoAgent/run2", tokenAlice)
-			var st dispatch.RunStatus
-			if code != http.StatusOK || json.Unmarshal(body, &st) != nil || st.State != dispatch.StateWaiting {
+			var st status.Record
+			if code != http.StatusOK || json.Unmarshal(body, &st) != nil || st.State != status.Waiting {
 				t.Fatalf("alice's run: %d %s", code, body)
 			}
 			for _, tc := range []struct {
@@ -88,7 +90,7 @@ func TestRunStatusRoutes(t *testing.T) {
 					u += "&after=" + next
 				}
 				code, body := getAs(t, u, tokenAlice)
-				var page dispatch.RunPage
+				var page status.Page
 				if code != http.StatusOK || json.Unmarshal(body, &page) != nil {
 					t.Fatalf("GET %s: %d %s", u, code, body)
 				}

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
@@ -172,7 +173,7 @@ func TestTimeoutFires(t *testing.T) {
 	if n := h.Engine().PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after firing, want 0", n)
 	}
-	keys, err := dispatch.PendingDeadlines(context.Background(), h.Store(), "Expenses")
+	keys, err := engine.PendingDeadlines(context.Background(), h.Store(), "Expenses")
 	if err != nil || len(keys) != 0 {
 		t.Errorf("deadlines left in the store: %v %v", keys, err)
 	}
@@ -191,7 +192,7 @@ func TestAnswerCancelsTimeout(t *testing.T) {
 	if n := h.Engine().PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after the answer", n)
 	}
-	keys, _ := dispatch.PendingDeadlines(context.Background(), h.Store(), "Expenses")
+	keys, _ := engine.PendingDeadlines(context.Background(), h.Store(), "Expenses")
 	if len(keys) != 0 {
 		t.Errorf("deadline kept after the answer: %v", keys)
 	}
@@ -275,8 +276,8 @@ func TestTwoReplicasOneTimeout(t *testing.T) {
 	res := h.Start(&event.StartEvent{})
 	request(t, res)
 	clock := h.Bus().Clock()
-	second, err := dispatch.New(approval(t, 30*time.Second), h.Bus(), h.Store(),
-		dispatch.WithTimeoutClock(manual{clock}), dispatch.WithTimeoutWorkers(1))
+	second, err := engine.New(approval(t, 30*time.Second), h.Bus(), h.Store(),
+		engine.WithTimeoutClock(manual{clock}), engine.WithTimeoutWorkers(1))
 	if err != nil {
 		t.Fatal(err)
 	}

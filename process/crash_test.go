@@ -11,11 +11,11 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -39,7 +39,7 @@ func crashRunner() int {
 		return 1
 	}
 	defer b.Close()
-	st, err := kvstore.New(ctx, b.JetStream(), kvstore.Config{Bucket: os.Getenv("PROC_BUCKET"), TTL: time.Hour})
+	st, err := natskv.New(ctx, b.JetStream(), natskv.Config{Bucket: os.Getenv("PROC_BUCKET"), TTL: time.Hour})
 	if err != nil {
 		log.Error("store", "error", err)
 		return 1
@@ -109,7 +109,7 @@ func TestCrash(t *testing.T) {
 	c.WaitReady(ctx)
 	hreq := next(t, out, ".work_request.ApproveRequest.")
 
-	st, err := kvstore.New(ctx, env.b.JetStream(), kvstore.Config{Bucket: bucket, TTL: time.Hour})
+	st, err := natskv.New(ctx, env.b.JetStream(), natskv.Config{Bucket: bucket, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -64,8 +65,8 @@ type delegator struct {
 	ctx context.Context
 }
 
-func (d *delegator) scope() dispatch.Scope {
-	return dispatch.ThreadContext("process."+d.c.class, agentRunsScope)
+func (d *delegator) scope() store.Scope {
+	return store.ThreadContext("process."+d.c.class, agentRunsScope)
 }
 
 // start starts the answer consumers of every routed agent class, then the

@@ -3,8 +3,9 @@ package process_test
 import (
 	"net/http"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/process"
@@ -13,9 +14,9 @@ import (
 // A Submitter's routes behind the gateway's authentication: the caller a
 // token names is checked against each request's Who.
 func ExampleSubmitter_Handler() {
-	var b bus.Bus            // e.g. natsbus.Connect(...)
-	var store dispatch.Store // the store the process runners use
-	sub, err := process.NewSubmitter(b, store, onboardingProcess())
+	var b bus.Bus      // e.g. natsbus.Connect(...)
+	var st store.Store // the store the process runners use
+	sub, err := process.NewSubmitter(b, st, onboardingProcess())
 	if err != nil {
 		return
 	}

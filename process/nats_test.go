@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/process"
+	"github.com/saap-go/agent/store/natskv"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -29,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 type natsEnv struct {
 	srv   *natsserver.Server
 	b     *natsbus.Bus
-	store dispatch.Store
+	store store.Store
 }
 
 func newNATS(t *testing.T, dir string) *natsEnv {
@@ -52,9 +53,9 @@ func connect(t *testing.T, url string) *natsbus.Bus {
 	return b
 }
 
-func kv(t *testing.T, b *natsbus.Bus) dispatch.Store {
+func kv(t *testing.T, b *natsbus.Bus) store.Store {
 	t.Helper()
-	s, err := kvstore.New(context.Background(), b.JetStream(), kvstore.Config{Bucket: "processtest", TTL: time.Hour})
+	s, err := natskv.New(context.Background(), b.JetStream(), natskv.Config{Bucket: "processtest", TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestAgentTimeout(t *testing.T) {
 	}
 	// The timeout closed the agent work: a late stop finds it answered.
 	req, _ := topic.ParseProcess(next(t, reqs, ".CheckDocument.").Subject)
-	got, ok, err := st.Marker(context.Background(), dispatch.RunKey{Class: "process.Onboarding", Run: walk}, "agent_work."+req.EventID)
+	got, ok, err := st.Marker(context.Background(), store.RunKey{Class: "process.Onboarding", Run: walk}, "agent_work."+req.EventID)
 	if err != nil || !ok || got != "timed_out" {
 		t.Fatalf("agent work outcome %q %v %v", got, ok, err)
 	}

@@ -5,8 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 )
 
 // Option configures Run.
@@ -14,7 +15,7 @@ type Option func(*options) error
 
 type options struct {
 	bus           bus.Bus
-	store         dispatch.Store
+	store         store.Store
 	log           *slog.Logger
 	ackWait       time.Duration
 	maxDeliver    int
@@ -54,7 +55,7 @@ func WithBus(b bus.Bus) Option {
 // WithStore sets the state store of walkthroughs (required). Replicas of a
 // class, and a runner that must survive a restart, share one (NATS KV or
 // Redis, see dispatch/kvstore and dispatch/redisstore).
-func WithStore(s dispatch.Store) Option {
+func WithStore(s store.Store) Option {
 	return func(o *options) error {
 		if s == nil {
 			return errors.New("process: WithStore(nil)")

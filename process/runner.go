@@ -11,8 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -37,8 +39,8 @@ func Stream(class string) bus.StreamConfig {
 		Storage: a.Storage, MaxMsgs: a.MaxMsgs, MaxAge: a.MaxAge, Duplicates: a.Duplicates}
 }
 
-func runKey(class, walk string) dispatch.RunKey {
-	return dispatch.RunKey{Class: "process." + class, Run: walk}
+func runKey(class, walk string) store.RunKey {
+	return store.RunKey{Class: "process." + class, Run: walk}
 }
 
 // errRefused marks an event that does not belong where its subject says.
@@ -197,7 +199,7 @@ func (r *Runner) handle(ctx context.Context, d bus.Delivery) {
 		if aerr := d.Ack(ctx); aerr != nil && !errors.Is(aerr, bus.ErrSettled) {
 			r.o.log.Warn("process: ack", "error", aerr)
 		}
-	case errors.Is(err, errRefused), dispatch.IsPermanent(err), d.NumDelivered() >= uint64(r.o.maxDeliver):
+	case errors.Is(err, errRefused), engine.IsPermanent(err), d.NumDelivered() >= uint64(r.o.maxDeliver):
 		r.o.log.Error("process: work event dead-lettered", "subject", d.Msg().Subject, "error", err)
 		if !errors.Is(err, errRefused) {
 			r.giveUp(ctx, d, err)
@@ -277,14 +279,14 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 		} else if ok && pid != t.ID {
 			return refuse("walkthrough %s belongs to process id %s, not %s", t.Walkthrough, pid, t.ID)
 		}
-		end := dispatch.Completed
+		end := store.Completed
 		if event.IsProcessException(ev) {
-			end = dispatch.Crashed
+			end = store.Crashed
 		}
-		if _, _, err := st.SetMarker(ctx, run, dispatch.MarkerTerminal, "received"); err != nil {
+		if _, _, err := st.SetMarker(ctx, run, store.MarkerTerminal, "received"); err != nil {
 			return err
 		}
-		cur, created, err := st.SetMarker(ctx, run, dispatch.MarkerEnd, end)
+		cur, created, err := st.SetMarker(ctx, run, store.MarkerEnd, end)
 		if err != nil {
 			return err
 		}
@@ -298,7 +300,7 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 		}
 		return nil
 	}
-	if end, ok, err := st.Marker(ctx, run, dispatch.MarkerEnd); err != nil {
+	if end, ok, err := st.Marker(ctx, run, store.MarkerEnd); err != nil {
 		return err
 	} else if ok {
 		log.Info("process: work after the walkthrough ended; ignored", "end", end)
@@ -330,7 +332,7 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 			return refuse("walkthrough %s belongs to process id %s, not %s", t.Walkthrough, pid, t.ID)
 		}
 	}
-	if _, ok, err := st.Marker(ctx, run, dispatch.MarkerTerminal); err != nil {
+	if _, ok, err := st.Marker(ctx, run, store.MarkerTerminal); err != nil {
 		return err
 	} else if ok {
 		log.Debug("process: work after the walkthrough's end was published; ignored")
@@ -374,7 +376,7 @@ type configReply struct {
 // on its start event, and keeps it in the walkthrough's state. Without an
 // answer (no platform, a timeout, an error) the start event's own
 // process_config is used, as the reference does.
-func (r *Runner) resolveConfig(ctx context.Context, run dispatch.RunKey, t topic.Process, data []byte) error {
+func (r *Runner) resolveConfig(ctx context.Context, run store.RunKey, t topic.Process, data []byte) error {
 	scope := run.RunContext()
 	if _, ok, err := r.o.store.Get(ctx, scope, keyConfig); err != nil || ok {
 		return err

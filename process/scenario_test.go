@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/saap-go/agent/agenttest"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/step"
@@ -42,8 +44,8 @@ func created(t *testing.T, h *agenttest.ProcessHarness, w *agenttest.Walkthrough
 	}
 }
 
-func walkKey(w *agenttest.Walkthrough) dispatch.RunKey {
-	return dispatch.RunKey{Class: "process.Onboarding", Run: w.ID}
+func walkKey(w *agenttest.Walkthrough) store.RunKey {
+	return store.RunKey{Class: "process.Onboarding", Run: w.ID}
 }
 
 // TestScenario42 is the process lifecycle: a stop cleans the walkthrough
@@ -70,8 +72,8 @@ func TestScenario42(t *testing.T) {
 		if o.ProcessClass == nil || *o.ProcessClass != "Onboarding" || o.ProcessWalkthroughID == nil || *o.ProcessWalkthroughID != w.ID {
 			t.Fatalf("stop event does not name its walkthrough: %+v", o.ProcessStopEvent)
 		}
-		end, ok, err := h.Store().Marker(ctx, walkKey(w), dispatch.MarkerEnd)
-		if err != nil || !ok || end != dispatch.Completed {
+		end, ok, err := h.Store().Marker(ctx, walkKey(w), store.MarkerEnd)
+		if err != nil || !ok || end != store.Completed {
 			t.Fatalf("end marker %q %v %v", end, ok, err)
 		}
 		keys, err := h.Store().Keys(ctx, walkKey(w).RunContext())
@@ -109,8 +111,8 @@ func TestScenario42(t *testing.T) {
 		agenttest.Equal(t, w.Names(), []string{"Application", "ProcessExceptionEvent"})
 		exc := w.Last("ProcessExceptionEvent").(*event.ProcessExceptionEvent)
 		agenttest.Equal(t, exc.Message, "cannot start ada")
-		end, _, _ := h.Store().Marker(ctx, walkKey(w), dispatch.MarkerEnd)
-		agenttest.Equal(t, end, dispatch.Crashed)
+		end, _, _ := h.Store().Marker(ctx, walkKey(w), store.MarkerEnd)
+		agenttest.Equal(t, end, store.Crashed)
 
 		w = h.Start("acme", &Application{Applicant: "bob", Fail: "approved"})
 		approve(t, h, w, true)
@@ -148,7 +150,7 @@ func TestScenario42(t *testing.T) {
 	})
 
 	t.Run("a crash in the middle of a step is recovered", func(t *testing.T) {
-		st := &crashingStore{Store: dispatch.NewMemoryStore(), step: "Approved"}
+		st := &crashingStore{Store: memstore.New(), step: "Approved"}
 		var calls atomic.Int32
 		var o onboarding
 		approved := step.New(func(ctx step.Context, a *Approval, app *Application) (step.Either[*CreateAccount, *Rejected], error) {
@@ -195,12 +197,12 @@ func TestScenario42(t *testing.T) {
 // crashingStore loses the first completion of one step, as a runner killed
 // between running the step and recording it would.
 type crashingStore struct {
-	dispatch.Store
+	store.Store
 	step string
 	once sync.Once
 }
 
-func (s *crashingStore) Complete(ctx context.Context, run dispatch.RunKey, st, key string, o dispatch.Outcome) error {
+func (s *crashingStore) Complete(ctx context.Context, run store.RunKey, st, key string, o store.Outcome) error {
 	crash := false
 	if st == s.step {
 		s.once.Do(func() { crash = true })
@@ -212,16 +214,16 @@ func (s *crashingStore) Complete(ctx context.Context, run dispatch.RunKey, st, k
 }
 
 // failingStore fails every claim: the store is down.
-type failingStore struct{ dispatch.Store }
+type failingStore struct{ store.Store }
 
-func (failingStore) Claim(context.Context, dispatch.RunKey, dispatch.ClaimRequest) (dispatch.ClaimResult, error) {
-	return dispatch.ClaimResult{}, errors.New("failingStore: down")
+func (failingStore) Claim(context.Context, store.RunKey, store.ClaimRequest) (store.ClaimResult, error) {
+	return store.ClaimResult{}, errors.New("failingStore: down")
 }
 
 // TestGivingUp: an event that cannot be handled within MaxDeliver
 // deliveries is dead-lettered and ends its walkthrough visibly.
 func TestGivingUp(t *testing.T) {
-	h := agenttest.NewProcess(t, onboardingProcess(), agenttest.WithStore(failingStore{dispatch.NewMemoryStore()}))
+	h := agenttest.NewProcess(t, onboardingProcess(), agenttest.WithStore(failingStore{memstore.New()}))
 	w := h.Start("acme", &Application{Applicant: "ada"})
 	for range 5 {
 		h.Advance(time.Minute)

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -37,7 +38,7 @@ var (
 // program's against its route's Who.
 type Submitter struct {
 	bus   bus.Bus
-	store dispatch.Store
+	store store.Store
 	procs map[string]*classInfo
 }
 
@@ -63,7 +64,7 @@ func infoOf(c *compiled) *classInfo {
 
 // NewSubmitter serves the given processes over b, with the store their
 // runners use (it records which submission answered a request).
-func NewSubmitter(b bus.Bus, s dispatch.Store, ps ...*Process) (*Submitter, error) {
+func NewSubmitter(b bus.Bus, s store.Store, ps ...*Process) (*Submitter, error) {
 	if b == nil || s == nil {
 		return nil, errors.New("process: NewSubmitter needs a bus and a store")
 	}
@@ -83,7 +84,7 @@ func NewSubmitter(b bus.Bus, s dispatch.Store, ps ...*Process) (*Submitter, erro
 // class takes comes from its human_inputs and program_inputs, its start
 // events from the answer's start_events member (an addition of this SDK),
 // and who may answer from each request itself.
-func NewSubmitterFromDiscovery(b bus.Bus, s dispatch.Store, answers ...*event.ProcessClassDiscoveryResponseEvent) (*Submitter, error) {
+func NewSubmitterFromDiscovery(b bus.Bus, s store.Store, answers ...*event.ProcessClassDiscoveryResponseEvent) (*Submitter, error) {
 	if b == nil || s == nil {
 		return nil, errors.New("process: NewSubmitterFromDiscovery needs a bus and a store")
 	}

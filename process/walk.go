@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -25,7 +27,7 @@ import (
 type walk struct {
 	r       *Runner
 	t       topic.Process
-	run     dispatch.RunKey
+	run     store.RunKey
 	trigger event.Event
 	hist    []event.Event // stream order, trigger last
 	d       bus.Delivery
@@ -105,14 +107,14 @@ func (w *walk) runStep(ctx context.Context, s *step.Step) error {
 		}
 	}
 	st := w.r.o.store
-	res, err := st.Claim(ctx, w.run, dispatch.ClaimRequest{Step: s.Name(), Key: key, Max: int64(s.MaxExecutions())})
+	res, err := st.Claim(ctx, w.run, store.ClaimRequest{Step: s.Name(), Key: key, Max: int64(s.MaxExecutions())})
 	if err != nil {
 		return err
 	}
 	switch res.Status {
-	case dispatch.Limited:
+	case store.Limited:
 		return nil
-	case dispatch.Done:
+	case store.Done:
 		if len(res.Outcome.Outputs) == 0 {
 			return nil
 		}
@@ -127,7 +129,7 @@ func (w *walk) runStep(ctx context.Context, s *step.Step) error {
 	if err != nil {
 		return w.fail(ctx, s, key, err, false)
 	}
-	o := dispatch.Outcome{}
+	o := store.Outcome{}
 	for i, e := range outs {
 		if err := w.prepare(e, s, key, i); err != nil {
 			return w.fail(ctx, s, key, err, false)
@@ -172,12 +174,12 @@ func (w *walk) fail(ctx context.Context, s *step.Step, key string, cause error, 
 	if precondition {
 		// A precondition runs before the claim; claim now so the failure
 		// is recorded once.
-		if _, err := st.Claim(ctx, w.run, dispatch.ClaimRequest{Step: s.Name(), Key: key}); err != nil {
+		if _, err := st.Claim(ctx, w.run, store.ClaimRequest{Step: s.Name(), Key: key}); err != nil {
 			return err
 		}
 	}
 	if !s.StopOnError() {
-		return st.Complete(ctx, w.run, s.Name(), key, dispatch.Outcome{Failed: true, Message: msg})
+		return st.Complete(ctx, w.run, s.Name(), key, store.Outcome{Failed: true, Message: msg})
 	}
 	status := 500
 	if c, ok := step.HTTPStatus(cause); ok {
@@ -191,7 +193,7 @@ func (w *walk) fail(ctx context.Context, s *step.Step, key string, cause error, 
 	if err != nil {
 		return err
 	}
-	o := dispatch.Outcome{Failed: true, Message: msg, Outputs: []json.RawMessage{data}}
+	o := store.Outcome{Failed: true, Message: msg, Outputs: []json.RawMessage{data}}
 	if err := st.Complete(ctx, w.run, s.Name(), key, o); err != nil {
 		return err
 	}
@@ -329,13 +331,13 @@ func embedded[T any](e event.Event) *T {
 // publish publishes an execution's kept outputs in order, then drops them
 // from the claim. again is true on a redelivery: outputs the stream holds
 // already are skipped.
-func (w *walk) publish(ctx context.Context, s *step.Step, key string, o dispatch.Outcome, again bool) error {
+func (w *walk) publish(ctx context.Context, s *step.Step, key string, o store.Outcome, again bool) error {
 	b := w.r.o.bus
 	stream := topic.ProcessStreamName(w.r.c.class)
 	for _, raw := range o.Outputs {
 		e, err := event.Unmarshal(raw)
 		if err != nil {
-			return dispatch.Permanent(fmt.Errorf("kept output of %s does not decode: %w", s.Name(), err))
+			return engine.Permanent(fmt.Errorf("kept output of %s does not decode: %w", s.Name(), err))
 		}
 		typ := topic.WorkRequest
 		if event.IsWork(e) {
@@ -344,7 +346,7 @@ func (w *walk) publish(ctx context.Context, s *step.Step, key string, o dispatch
 		subj, err := topic.Process{Class: w.r.c.class, ID: w.t.ID, Walkthrough: w.t.Walkthrough, Type: typ,
 			Name: event.Name(e), EventID: e.EventBase().EventID}.Subject()
 		if err != nil {
-			return dispatch.Permanent(err)
+			return engine.Permanent(err)
 		}
 		has := false
 		if again {
@@ -362,7 +364,7 @@ func (w *walk) publish(ctx context.Context, s *step.Step, key string, o dispatch
 		// Marked once it is out: a crash before that publishes it again
 		// on the redelivery, which a marker set first would prevent.
 		if event.IsProcessStop(e) || event.IsProcessException(e) {
-			if _, _, err := w.r.o.store.SetMarker(ctx, w.run, dispatch.MarkerTerminal, "published"); err != nil {
+			if _, _, err := w.r.o.store.SetMarker(ctx, w.run, store.MarkerTerminal, "published"); err != nil {
 				return err
 			}
 		}
@@ -400,8 +402,8 @@ func (w *walk) stepContext(ctx context.Context, s *step.Step, key string) *stepC
 		Context: ctx,
 		run: step.Run{Class: w.r.c.class, AgentID: w.t.ID, RunID: w.t.Walkthrough, ThreadID: w.t.Walkthrough,
 			DisplayID: w.t.Walkthrough, Trigger: w.trigger},
-		runState:    dispatch.StateOf(w.r.o.store, w.run.RunContext()),
-		threadState: dispatch.StateOf(w.r.o.store, dispatch.ThreadContext(w.run.Class, w.t.ID)),
+		runState:    engine.StateOf(w.r.o.store, w.run.RunContext()),
+		threadState: engine.StateOf(w.r.o.store, store.ThreadContext(w.run.Class, w.t.ID)),
 		key:         key,
 		log:         w.log.With("step", s.Name()),
 		cfg:         cfg,

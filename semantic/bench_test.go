@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"go.opentelemetry.io/otel"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -18,7 +21,6 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
@@ -53,22 +55,22 @@ func (discardExporter) Shutdown(context.Context) error                          
 func BenchmarkTracedRun(b *testing.B) {
 	variants := []struct {
 		name string
-		opts func(b *testing.B) []dispatch.Option
+		opts func(b *testing.B) []engine.Option
 	}{
-		{"none", func(*testing.B) []dispatch.Option { return nil }},
-		{"off", func(*testing.B) []dispatch.Option {
+		{"none", func(*testing.B) []engine.Option { return nil }},
+		{"off", func(*testing.B) []engine.Option {
 			return semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
 				semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions()
 		}},
-		{"engine", func(*testing.B) []dispatch.Option {
-			return []dispatch.Option{dispatch.WithTracer(otel.GetTracerProvider().Tracer("bench"))}
+		{"engine", func(*testing.B) []engine.Option {
+			return []engine.Option{engine.WithTracer(otel.GetTracerProvider().Tracer("bench"))}
 		}},
-		{"on", func(b *testing.B) []dispatch.Option {
+		{"on", func(b *testing.B) []engine.Option {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 			return semantic.New(semantic.WithTracerProvider(tp), semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions()
 		}},
-		{"on+meter", func(b *testing.B) []dispatch.Option {
+		{"on+meter", func(b *testing.B) []engine.Option {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
@@ -99,7 +101,7 @@ func cpuTime() time.Duration {
 }
 
 // benchRunner returns a function that runs one 3-step run to its end.
-func benchRunner(b testing.TB, opts []dispatch.Option) func() {
+func benchRunner(b testing.TB, opts []engine.Option) func() {
 	ctx := context.Background()
 	class := "BenchTraced"
 	s1 := step.New(func(ctx step.Context, s *event.StartEvent) (*benchIn, error) { return &benchIn{}, nil }, step.Name("s1"))
@@ -115,7 +117,7 @@ func benchRunner(b testing.TB, opts []dispatch.Option) func() {
 	if err := mb.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
 		b.Fatal(err)
 	}
-	eng, err := dispatch.New(w, mb, dispatch.NewMemoryStore(), append([]dispatch.Option{dispatch.WithLogger(quiet), dispatch.Sequential()}, opts...)...)
+	eng, err := engine.New(w, mb, memstore.New(), append([]engine.Option{engine.WithLogger(quiet), engine.Sequential()}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,10 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 )
 
@@ -94,7 +95,7 @@ func (m *metrics) deadLetter(ctx context.Context, class string) {
 	m.deadLetters.Add(ctx, 1, m.class(class))
 }
 
-func (m *metrics) stepDone(ctx context.Context, s dispatch.StepCall, outcome string, d time.Duration, outs []event.Event) {
+func (m *metrics) stepDone(ctx context.Context, s engine.StepCall, outcome string, d time.Duration, outs []event.Event) {
 	class := s.Context.Run().Class
 	o := m.step(class, s.Step, outcome)
 	m.executions.Add(ctx, 1, o)

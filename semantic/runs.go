@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saap-go/agent/store"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/saap-go/agent/dispatch"
 )
 
 // openRuns holds the run spans started here until their run ends. A run
@@ -16,25 +16,25 @@ import (
 // small, and a span past them ends early, marked open.
 type openRuns struct {
 	mu     sync.Mutex
-	byKey  map[dispatch.RunKey]*list.Element
+	byKey  map[store.RunKey]*list.Element
 	order  list.List // of *openRun, oldest first
 	max    int
 	maxAge time.Duration
 }
 
 type openRun struct {
-	key     dispatch.RunKey
+	key     store.RunKey
 	span    trace.Span
 	started time.Time
 }
 
 func newOpenRuns(max int, maxAge time.Duration) *openRuns {
-	return &openRuns{byKey: map[dispatch.RunKey]*list.Element{}, max: max, maxAge: maxAge}
+	return &openRuns{byKey: map[store.RunKey]*list.Element{}, max: max, maxAge: maxAge}
 }
 
 // put holds span for run. A second span for a run already held (a
 // redelivered start) replaces it: the first ends now.
-func (o *openRuns) put(run dispatch.RunKey, span trace.Span) {
+func (o *openRuns) put(run store.RunKey, span trace.Span) {
 	now := time.Now()
 	var stale []trace.Span
 	o.mu.Lock()
@@ -53,7 +53,7 @@ func (o *openRuns) put(run dispatch.RunKey, span trace.Span) {
 }
 
 // take removes and returns the span of run, or nil.
-func (o *openRuns) take(run dispatch.RunKey) trace.Span {
+func (o *openRuns) take(run store.RunKey) trace.Span {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	el, ok := o.byKey[run]

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -17,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -114,11 +116,11 @@ func isNoopMetrics(mp metric.MeterProvider) bool {
 
 // EngineOptions installs t in an engine: its hooks and, when it traces,
 // its tracer for the engine's message spans and step.Context.Tracer.
-func (t *Tracing) EngineOptions() []dispatch.Option {
+func (t *Tracing) EngineOptions() []engine.Option {
 	if !t.tracing {
-		return []dispatch.Option{dispatch.WithHooks(t)}
+		return []engine.Option{engine.WithHooks(t)}
 	}
-	return []dispatch.Option{dispatch.WithHooks(t), dispatch.WithTracer(t.tracer)}
+	return []engine.Option{engine.WithHooks(t), engine.WithTracer(t.tracer)}
 }
 
 // Tracer is the tracer t starts its spans with.
@@ -129,7 +131,7 @@ func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
 // provider shuts down.
 func (t *Tracing) Close() { t.runs.closeAll() }
 
-var _ dispatch.Hooks = (*Tracing)(nil)
+var _ engine.Hooks = (*Tracing)(nil)
 
 // Span and attribute names.
 const (
@@ -173,23 +175,23 @@ type handling struct {
 	attempt uint64
 }
 
-func nopDeliver(error)            {}
-func nopStep(dispatch.StepResult) {}
-func (t *Tracing) off() bool      { return !t.tracing && t.m == nil }
-func runKey(tp topic.Agent) dispatch.RunKey {
-	return dispatch.RunKey{Class: tp.Class, Run: tp.Run}
+func nopDeliver(error)          {}
+func nopStep(engine.StepResult) {}
+func (t *Tracing) off() bool    { return !t.tracing && t.m == nil }
+func runKey(tp topic.Agent) store.RunKey {
+	return store.RunKey{Class: tp.Class, Run: tp.Run}
 }
 
 // Deliver starts the run span for a StartEvent, or puts a later event's
 // handling under the run span its trace state names.
-func (t *Tracing) Deliver(ctx context.Context, d dispatch.Delivered) (context.Context, func(error)) {
+func (t *Tracing) Deliver(ctx context.Context, d engine.Delivered) (context.Context, func(error)) {
 	if t.off() {
 		return ctx, nopDeliver
 	}
 	return t.deliver(ctx, d) // apart, so that the path above allocates nothing
 }
 
-func (t *Tracing) deliver(ctx context.Context, d dispatch.Delivered) (context.Context, func(error)) {
+func (t *Tracing) deliver(ctx context.Context, d engine.Delivered) (context.Context, func(error)) {
 	ctx = context.WithValue(ctx, ctxKey{}, &handling{attempt: d.NumDelivered})
 	start := event.IsStart(d.Event)
 	if !t.tracing {
@@ -234,7 +236,7 @@ func (t *Tracing) deliver(ctx context.Context, d dispatch.Delivered) (context.Co
 	}
 }
 
-func (t *Tracing) runAttrs(d dispatch.Delivered) []attribute.KeyValue {
+func (t *Tracing) runAttrs(d engine.Delivered) []attribute.KeyValue {
 	tp := d.Topic
 	as := []attribute.KeyValue{
 		attribute.String(SpanKindKey, KindAgent),
@@ -314,14 +316,14 @@ func runSpanOf(ts trace.TraceState, tp topic.Agent) (trace.SpanID, bool) {
 
 // Step starts the span of a step execution; done adds a span per semantic
 // event the step published, ends the step's span and records the metrics.
-func (t *Tracing) Step(ctx context.Context, s dispatch.StepCall) (context.Context, func(dispatch.StepResult)) {
+func (t *Tracing) Step(ctx context.Context, s engine.StepCall) (context.Context, func(engine.StepResult)) {
 	if t.off() {
 		return ctx, nopStep
 	}
 	return t.step(ctx, s)
 }
 
-func (t *Tracing) step(ctx context.Context, s dispatch.StepCall) (context.Context, func(dispatch.StepResult)) {
+func (t *Tracing) step(ctx context.Context, s engine.StepCall) (context.Context, func(engine.StepResult)) {
 	start := time.Now()
 	var attempt uint64
 	if h, ok := ctx.Value(ctxKey{}).(*handling); ok {
@@ -332,7 +334,7 @@ func (t *Tracing) step(ctx context.Context, s dispatch.StepCall) (context.Contex
 		ctx, span = t.tracer.Start(ctx, "step "+s.Step, trace.WithTimestamp(start),
 			trace.WithAttributes(t.stepAttrs(s, attempt)...))
 	}
-	return ctx, func(r dispatch.StepResult) {
+	return ctx, func(r engine.StepResult) {
 		outcome := OutcomeOK
 		if r.Err != nil {
 			outcome = OutcomeError
@@ -346,7 +348,7 @@ func (t *Tracing) step(ctx context.Context, s dispatch.StepCall) (context.Contex
 	}
 }
 
-func (t *Tracing) stepAttrs(s dispatch.StepCall, attempt uint64) []attribute.KeyValue {
+func (t *Tracing) stepAttrs(s engine.StepCall, attempt uint64) []attribute.KeyValue {
 	run := s.Context.Run()
 	as := []attribute.KeyValue{
 		attribute.String(SpanKindKey, KindChain),
@@ -367,7 +369,7 @@ func (t *Tracing) stepAttrs(s dispatch.StepCall, attempt uint64) []attribute.Key
 	return as
 }
 
-func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r dispatch.StepResult, outcome string) {
+func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r engine.StepResult, outcome string) {
 	// A semantic event's span runs from the end of the one before (the
 	// step's start for the first) to the event's created_at.
 	prev := start
@@ -485,11 +487,11 @@ func langfuseAttrs(o event.Event) []attribute.KeyValue {
 }
 
 // Ended ends the run span, if this process holds it, and counts the run.
-func (t *Tracing) Ended(ctx context.Context, td dispatch.Teardown, terminal event.Event) {
+func (t *Tracing) Ended(ctx context.Context, td engine.Teardown, terminal event.Event) {
 	if t.off() {
 		return
 	}
-	crashed := td.Marker == dispatch.Crashed
+	crashed := td.Marker == store.Crashed
 	if t.m != nil {
 		t.m.runEnded(ctx, td.Run.Class, crashed)
 	}

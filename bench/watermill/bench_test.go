@@ -3,6 +3,8 @@ package watermill_test
 import (
 	"context"
 	"fmt"
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,7 +21,6 @@ import (
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
@@ -256,7 +257,7 @@ func benchAgent(b *testing.B, memStore bool) {
 	defer func() { _ = sub.Unsubscribe() }()
 	opts := []agent.Option{agent.WithNATS(s.URL()), agent.Standalone(), agent.Discoverable(false), agent.WithLogger(quiet)}
 	if memStore {
-		opts = append(opts, agent.WithStore(dispatch.NewMemoryStore()))
+		opts = append(opts, agent.WithStore(memstore.New()))
 	}
 	r, err := agent.New(&linear{class: class}, opts...)
 	if err != nil {
@@ -340,7 +341,7 @@ func benchEngine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := dispatch.New(w, mb, dispatch.NewMemoryStore(), dispatch.Sequential(), dispatch.WithLogger(quiet))
+	eng, err := engine.New(w, mb, memstore.New(), engine.Sequential(), engine.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/topic"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/topic"
 )
 
 // env is one subtest's bus plus unique names and cleanup.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/internal/natsserver"

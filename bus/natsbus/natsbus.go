@@ -11,9 +11,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/saap-go/agent/bus"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/saap-go/agent/bus"
 )
 
 // Bus is a bus.Bus over a NATS connection with JetStream.

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/internal/natsserver"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saap-go/agent/status"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/eventline"
 	"github.com/saap-go/agent/step"
@@ -156,7 +157,7 @@ func cmdRunShow(ctx context.Context, e *env, args []string) error {
 func (e *env) status(ctx context.Context, b *natsbus.Bus, class, run string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := dispatch.RequestStatus(ctx, b, class, run)
+	st, err := status.Request(ctx, b, class, run)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "status: unknown (%v)\n", err)
 		return

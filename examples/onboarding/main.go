@@ -34,10 +34,10 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store/natskv"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -241,7 +241,7 @@ func run(applicant, document string, refuse, verbose bool, out io.Writer) error 
 		return err
 	}
 	defer b.Close()
-	store, err := kvstore.New(ctx, b.JetStream(), kvstore.Config{Bucket: "onboarding_demo", TTL: time.Hour})
+	store, err := natskv.New(ctx, b.JetStream(), natskv.Config{Bucket: "onboarding_demo", TTL: time.Hour})
 	if err != nil {
 		return err
 	}

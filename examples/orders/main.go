@@ -23,9 +23,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/saap-go/agent/status"
+
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
 	"github.com/saap-go/agent/step"
@@ -218,13 +219,13 @@ func run(failCharge, verbose bool) error {
 	// The status record is written right after the last compensation
 	// event; ask until it says so.
 	for {
-		st, err := dispatch.RequestStatus(ctx, env.Bus, env.Class, runID)
+		st, err := status.Request(ctx, env.Bus, env.Class, runID)
 		if err != nil {
 			return err
 		}
 		if st.State.Ended() {
 			fmt.Printf("status of run %s: %s (error %q, compensated %v)\n", runID, st.State, st.Error, st.Compensated)
-			if st.State != dispatch.StateCompensated {
+			if st.State != status.Compensated {
 				return fmt.Errorf("status %s, want compensated", st.State)
 			}
 			break
@@ -241,7 +242,7 @@ func run(failCharge, verbose bool) error {
 // showRuns prints the runs of a thread with their status, as any replica
 // of the class answers over the bus.
 func showRuns(ctx context.Context, env *demo.Env, thread string) error {
-	page, err := dispatch.RequestRuns(ctx, env.Bus, env.Class, dispatch.RunQuery{Thread: thread})
+	page, err := status.RequestList(ctx, env.Bus, env.Class, status.Query{Thread: thread})
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/saap-go/agent/internal/natsserver"
 	"go.uber.org/goleak"
+
+	"github.com/saap-go/agent/internal/natsserver"
 )
 
 func TestStartServesJetStreamOnLoopback(t *testing.T) {

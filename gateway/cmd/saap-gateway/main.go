@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/dispatch/kvstore"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/gateway/a2a"
@@ -52,6 +51,7 @@ import (
 	"github.com/saap-go/agent/gateway/ws"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/process"
+	"github.com/saap-go/agent/store/natskv"
 )
 
 // options are the command's flags.
@@ -168,7 +168,7 @@ func mountProcesses(ctx context.Context, gw *gateway.Gateway, b *natsbus.Bus, wa
 	if len(answers) == 0 {
 		return nil
 	}
-	st, err := kvstore.New(ctx, b.JetStream(), kvstore.Config{})
+	st, err := natskv.New(ctx, b.JetStream(), natskv.Config{})
 	if err != nil {
 		return fmt.Errorf("process state store: %w", err)
 	}

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/bustest"
 	"github.com/saap-go/agent/discovery"
-	"github.com/saap-go/agent/dispatch"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/hitl"
@@ -145,7 +147,7 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	if err := b.EnsureStream(ctx, bus.AgentStream(Class)); err != nil {
 		t.Fatalf("ensure stream: %v", err)
 	}
-	eng, err := dispatch.New(w, b, dispatch.NewMemoryStore(), dispatch.WithHeartbeat(0))
+	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0))
 	if err != nil {
 		t.Fatal(err)
 	}

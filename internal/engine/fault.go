@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/saap-go/agent/store"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
+)
+
+// ErrPermanent marks a failure that handling the event again cannot fix: an
+// output over the server's max payload, a subject that cannot be built, an
+// event that does not encode or decode. Handle ends the run at once with an
+// ExceptionEvent and dead-letters the trigger. It is bus.ErrPermanent, so
+// the two packages agree on what permanent means.
+var ErrPermanent = bus.ErrPermanent
+
+// Permanent wraps err so that errors.Is(err, ErrPermanent) holds; nil stays
+// nil.
+func Permanent(err error) error { return bus.Permanent(err) }
+
+// IsPermanent reports whether err is a permanent failure: it wraps
+// ErrPermanent, or a bus or topic error that no retry can fix (payload too
+// large, invalid subject, invalid token, subject too long). Everything else
+// (a store or bus that is unavailable, a timeout) is transient.
+func IsPermanent(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, ErrPermanent), errors.Is(err, bus.ErrPayloadTooLarge), errors.Is(err, bus.ErrInvalidSubject),
+		errors.Is(err, topic.ErrInvalidToken), errors.Is(err, topic.ErrSubjectTooLong):
+		return true
+	}
+	return false
+}
+
+// endedError reports that handling an event ended its run with an
+// ExceptionEvent for a reason no retry can fix (a step's output that cannot
+// be published): the event is dead-lettered with the reason, and no second
+// ExceptionEvent is published.
+type endedError struct{ reason string }
+
+func (e *endedError) Error() string { return e.reason }
+
+// crashLoopLimit is how many handlings of a redelivered event may be cut
+// short (the process died during them) before the event is given up.
+const crashLoopLimit = 2
+
+// keyAttempt prefixes the run-context key that counts the handlings of a
+// redelivered event that have begun and not ended.
+const keyAttempt = "_attempt."
+
+// attempt records that the handling of a redelivered event begins, and
+// returns how many begun handlings of it have not ended, this one
+// included, and done, which records that this one ended (whatever its
+// outcome). Only redeliveries pay for it: a first delivery that kills the
+// process is recorded by the server's delivery count, and its redelivery
+// starts the count. An event whose handlings keep dying with the process
+// (a crash loop) is given up after crashLoopLimit of them; events that
+// were only in flight beside it were not handling when it died, since the
+// runner handles redeliveries one at a time.
+func (e *Engine) attempt(ctx context.Context, t topic.Agent) (int64, func(), error) {
+	sc := store.RunKey{Class: e.class, Run: t.Run}.RunContext()
+	key := keyAttempt + t.EventID
+	n, err := e.store.Incr(ctx, sc, key, 1)
+	if err != nil {
+		return 0, nil, fmt.Errorf("dispatch: record the handling of a redelivered event: %w", err)
+	}
+	return n, func() {
+		if err := e.store.Delete(context.WithoutCancel(ctx), sc, key); err != nil {
+			e.log.WarnContext(ctx, "dispatch: the end of a redelivered event's handling could not be recorded", "run_id", t.Run, "error", err)
+		}
+	}, nil
+}
+
+// DefaultOutageBudget is how long, counted in the retry delays the engine
+// asks for, a transient failure is retried before the run is ended.
+const DefaultOutageBudget = 10 * time.Minute
+
+// WithOutageBudget sets how long transient failures (a store or bus that is
+// unavailable) of one event are retried, counted as the sum of the Nak
+// delays (default DefaultOutageBudget). When it is spent the run ends with
+// an ExceptionEvent and the event is dead-lettered, never dropped in
+// silence. A budget of 0 or less gives up at the first failure.
+func WithOutageBudget(d time.Duration) Option { return func(e *Engine) { e.budget = d } }
+
+// WithMaxDeliver tells the engine the consumer's MaxDeliver, so that it
+// gives up (ExceptionEvent and dead letter) at the last delivery instead of
+// letting the server drop the event in silence. 0 or less: the consumer
+// redelivers without limit (MaxDeliver -1) and the outage budget alone
+// decides.
+func WithMaxDeliver(n int) Option { return func(e *Engine) { e.maxDeliver = n } }
+
+// lastDelivery is the delivery count at which a failing event is given up:
+// the first count whose retry delays so far exhaust the budget, or the one
+// before the consumer's MaxDeliver if that comes first. The server's last
+// delivery is kept for giving up: a process that crashes while handling an
+// event (a crash loop) settles nothing, so only a later delivery can end
+// the run visibly, and the server sends none after MaxDeliver.
+func (e *Engine) lastDelivery() uint64 {
+	var spent time.Duration
+	n := uint64(1)
+	for ; n < 1<<20; n++ {
+		if e.maxDeliver > 1 && n >= uint64(e.maxDeliver-1) {
+			break
+		}
+		d := e.backoff(n)
+		if d <= 0 {
+			d = time.Second // a zero backoff must not make the budget endless
+		}
+		if spent+d > e.budget {
+			break
+		}
+		spent += d
+	}
+	return n
+}
+
+// failed settles a delivery whose handling returned err: a transient error
+// is Nak'ed with backoff until the outage budget or MaxDeliver is spent; a
+// permanent one, or the last try, ends the run and dead-letters the event.
+func (e *Engine) failed(ctx context.Context, t topic.Agent, ev event.Event, d bus.Delivery, err error) {
+	m := d.Msg()
+	n := d.NumDelivered()
+	if ctx.Err() != nil && !IsPermanent(err) {
+		// Cut short (shutdown): not a failure of the event; hand it back.
+		e.log.InfoContext(context.WithoutCancel(ctx), "dispatch: handling cut short, handing the event back", "subject", m.Subject, "seq", d.Seq())
+		if nerr := d.Nak(0); nerr != nil {
+			e.log.WarnContext(context.WithoutCancel(ctx), "dispatch: nak failed", "subject", m.Subject, "error", nerr)
+		}
+		return
+	}
+	if !IsPermanent(err) && n < e.last {
+		delay := e.backoff(n)
+		e.log.WarnContext(ctx, "dispatch: handling failed, will retry",
+			"subject", m.Subject, "seq", d.Seq(), "delivered", n, "retry_in", delay, "error", err)
+		if nerr := d.Nak(delay); nerr != nil {
+			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", m.Subject, "error", nerr)
+		}
+		return
+	}
+	var reason string
+	if IsPermanent(err) {
+		reason = fmt.Sprintf("dispatch: %s %s failed for good: %v", event.Name(ev), ev.EventBase().EventID, err)
+	} else {
+		reason = fmt.Sprintf("dispatch: %s %s still failing after %d deliveries (outage budget %s, max deliver %d): %v",
+			event.Name(ev), ev.EventBase().EventID, n, e.budget, e.maxDeliver, err)
+	}
+	e.giveUp(ctx, t, ev, d, reason, "the agent could not handle this request and gave up")
+}
+
+// maxReason bounds the message of a give-up ExceptionEvent: the error may
+// quote large inputs, and the exception itself must fit in a message.
+const maxReason = 4096
+
+// giveUp ends the run of ev with an ExceptionEvent, unless ev is itself
+// terminal, and dead-letters the delivery with reason. If the dead letter
+// cannot be stored the delivery is Nak'ed, so the next delivery tries again:
+// the event is never dropped in silence.
+//
+// public is the ExceptionEvent's message: the reason may quote
+// infrastructure details, so it goes only to the log and the dead letter.
+func (e *Engine) giveUp(ctx context.Context, t topic.Agent, ev event.Event, d bus.Delivery, reason, public string) {
+	if len(reason) > maxReason {
+		reason = reason[:maxReason] + "…"
+	}
+	if ev != nil && !event.IsStop(ev) && !event.IsException(ev) {
+		r := e.cache.get(store.RunKey{Class: e.class, Run: t.Run})
+		if err := e.fail(ctx, r, t, ev, public+"; reference "+t.EventID); err != nil {
+			e.log.ErrorContext(ctx, "dispatch: the run's ExceptionEvent could not be published", "run_id", t.Run, "error", err)
+			reason += fmt.Sprintf(" (and the run's ExceptionEvent could not be published: %v)", err)
+		}
+	}
+	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
+	if e.hooks != nil {
+		e.hooks.DeadLettered(ctx, d.Msg().Subject, reason)
+	}
+	if err := d.DeadLetter(ctx, reason); err != nil && !errors.Is(err, bus.ErrSettled) {
+		delay := e.backoff(d.NumDelivered())
+		e.log.ErrorContext(ctx, "dispatch: dead letter failed; the event comes back", "subject", d.Msg().Subject,
+			"retry_in", delay, "error", err)
+		if nerr := d.Nak(delay); nerr != nil {
+			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", d.Msg().Subject, "error", nerr)
+		}
+	}
+}

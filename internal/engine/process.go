@@ -1,0 +1,1243 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/saap-go/agent/status"
+	"github.com/saap-go/agent/store"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// Process handles one control event of the engine's class, delivered at
+// stream sequence seq with subject t, and returns once every step it started
+// has published its outputs or recorded its failure. An error wrapping
+// ErrRefused means the event does not belong in the run its subject names
+// (see ErrRefused): nothing was done, and it must not be redelivered. Any
+// other error means the event was not handled: a permanent failure
+// (IsPermanent) must not be retried; any other is transient (store or bus)
+// and the event should be redelivered; handling it again is safe. Handle is
+// Process plus decoding and settling a delivery.
+func (e *Engine) Process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64) error {
+	return e.process(ctx, t, ev, seq, nil)
+}
+
+// process is Process; d, if not nil, gets heartbeats while user code runs.
+func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) (perr error) {
+	if ev == nil {
+		return errors.New("dispatch: Process(nil event)")
+	}
+	if t.Class != e.class {
+		return refuse("agent_class %q of subject %s is not the engine's class %s", t.Class, t, e.class)
+	}
+	if ev.EventBase().EventID == "" {
+		ev.EventBase().EventID = t.EventID
+	}
+	run := store.RunKey{Class: e.class, Run: t.Run}
+
+	// Terminal events first, by parent chain, before any configuration.
+	if event.IsStop(ev) || event.IsException(ev) {
+		if err := e.fenceTerminal(ctx, run, t); err != nil {
+			return err
+		}
+		return e.finish(ctx, run, t, ev, seq, d)
+	}
+	r := e.cache.get(run)
+	if r.terminated.Load() {
+		e.log.DebugContext(ctx, "dispatch: event after the run's terminal event ignored",
+			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		return nil
+	}
+	// An event decoded through the ancestry fallback never triggers.
+	var cands []*step.Step
+	if !event.IsFallback(ev) {
+		cands = e.w.Candidates(event.Name(ev))
+	}
+	// The run's identity (agent id and thread at its start) fences every
+	// event; it is read from the store only when this process does not know
+	// it yet. A StartEvent records it.
+	// Across replicas: nothing starts once a terminal event was published
+	// or received. One marker read per trigger serves a StartEvent's
+	// duplicate check too: teardown sets store.MarkerTerminal before store.MarkerEnd, so
+	// an ended run always has it.
+	// With a live watch of the terminal markers, the marker is read once
+	// per run and watch: later events rely on the watch.
+	start, answer := event.IsStart(ev), isAnswer(ev)
+	// A redelivered start likely finds its run recorded already.
+	first := d == nil || d.NumDelivered() <= 1
+	id := r.ident.Load()
+	term := start || answer || len(cands) > 0
+	var ep uint64
+	if term {
+		ep = e.terminalEpoch(ctx)
+	}
+	var prev startSeq
+	var ended bool
+	var err error
+	if start || id == nil {
+		var rs runRead
+		if rs, err = e.readRun(ctx, run, t, start, id, term, first); err != nil {
+			return err
+		}
+		id, prev, ended = rs.id, rs.prev, rs.ended
+	} else if term && (ep == 0 || r.termEpoch.Load() != ep) {
+		_, ended, err = e.store.Marker(ctx, run, store.MarkerTerminal)
+	}
+	if term && ep != 0 && err == nil && !ended {
+		r.termEpoch.Store(ep)
+	}
+	if id != nil {
+		r.ident.CompareAndSwap(nil, id)
+		if err := id.admit(t); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: read terminal marker: %w", err)
+	} else if ended {
+		e.log.InfoContext(ctx, "dispatch: event of a run that ended or is ending skipped",
+			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		r.terminate()
+		return nil
+	}
+	if answer {
+		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {
+			return err
+		}
+		e.noteRunning(ctx, r, t)
+	}
+	if start {
+		// The event is acked only once the run context it seeds is stored.
+		// A failed write is this handling's: the start is handed back, and
+		// the run's later events here (its redelivery may be handled by
+		// another replica, which writes the run context again) must not
+		// fail with it.
+		defer func() {
+			if werr := r.waitSeed(ctx); werr != nil {
+				if perr == nil {
+					perr = werr
+				}
+				r.dropFailedSeed()
+			}
+		}()
+	}
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev, first)
+	if ok && start {
+		// store.Pending unless a step ran at once (it recorded running or
+		// waiting): one status write fewer per run.
+		defer func() {
+			if p := r.state.Load(); p == nil || *p == status.Pending {
+				e.noteStart(ctx, r, t)
+			}
+		}()
+	}
+	if err != nil || !ok || len(cands) == 0 {
+		return err
+	}
+
+	r.mu.Lock()
+	if boundByTrigger(cands, event.Name(ev)) {
+		// Nothing before the trigger can change what the steps get: the
+		// stream read is left to the first step that needs the history.
+		r.addTrigger(seq, ev)
+	} else if err := e.load(ctx, r, seq, ev); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	snap := r.snapshot(seq, ev)
+	plans := make([]*plan, 0, len(cands))
+	for _, s := range cands {
+		if p := e.bind(&snap, s); p != nil {
+			plans = append(plans, p)
+		}
+	}
+	r.mu.Unlock()
+
+	if len(plans) == 0 {
+		return nil
+	}
+	// Steps and preconditions see a context that ends with the run.
+	sctx := &plans[0].ctx // one for all: it lives as long as its plan
+	r.track(sctx, ctx)
+	defer r.untrack(sctx)
+	if d != nil && e.heartbeat > 0 {
+		defer e.beats.remove(e.beats.add(d)) // add runs now, remove on return
+	}
+
+	// Readiness beyond availability: max executions, then the precondition.
+	// All candidates are judged before any runs.
+	ready := plans[:0]
+	for _, p := range plans {
+		p.scv = stepContext{Context: sctx, e: e, r: r, t: t, run: runOf(t, ev), step: p.step.Name(), b: &p.b, cfg: cfg}
+		p.sc = &p.scv
+		ok, err := e.ready(ctx, run, p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			ready = append(ready, p)
+		}
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	// A first delivery records each execution once it is done (one store
+	// write); a redelivery claims first, so that a step that completed is
+	// not run again.
+	for _, p := range ready {
+		p.fresh = first
+	}
+	if e.sequential || len(ready) == 1 {
+		for _, p := range ready {
+			if err := e.execute(ctx, r, t, ev, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(ready))
+	var ex sync.WaitGroup
+	for i, p := range ready {
+		ex.Go(func() { errs[i] = e.execute(ctx, r, t, ev, p) })
+	}
+	ex.Wait()
+	return errors.Join(errs...)
+}
+
+// boundByTrigger reports whether every candidate binds the trigger alone:
+// each parameter, and each of its precondition's, is a single event of a
+// type the trigger has, so the run's earlier events cannot change a binding.
+func boundByTrigger(cands []*step.Step, trigger string) bool {
+	only := func(ps []step.Param) bool {
+		for _, p := range ps {
+			if p.Kind != step.Single || !slices.Contains(p.Names, trigger) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range cands {
+		if !only(s.Params()) || (s.HasPrecondition() && !only(s.PreconditionParams())) {
+			return false
+		}
+	}
+	return true
+}
+
+// runRead is what readRun found.
+type runRead struct {
+	id    *runIdentity // nil: none recorded
+	prev  startSeq
+	ended bool
+}
+
+// readRun reads, concurrently, what an event needs from the store when this
+// process does not know the run's identity or the event is a start: the
+// identity (a start records it unless known), a start's recorded start
+// sequence and, if term, the terminal marker. A cached run's other events
+// need none of it, so they do not pay for the goroutines.
+func (e *Engine) readRun(ctx context.Context, run store.RunKey, t topic.Agent, start bool, id *runIdentity, term, fresh bool) (runRead, error) {
+	if e.local {
+		return e.readRunLocal(ctx, run, t, start, id, term)
+	}
+	rs := runRead{id: id}
+	var idErr, termErr error
+	var wg sync.WaitGroup
+	if start {
+		readPrev := func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) }
+		switch {
+		case id == nil && !fresh:
+			e.spawn(&wg, readPrev)
+			e.spawn(&wg, func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
+		case id == nil:
+			// A run whose identity this start records is new: it has no
+			// earlier start to keep, so the start sequence is read only
+			// when the identity was there already.
+			e.spawn(&wg, func() {
+				var created bool
+				if rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd); idErr == nil && !created {
+					readPrev()
+				}
+			})
+		default:
+			e.spawn(&wg, readPrev)
+		}
+	} else if term {
+		e.spawn(&wg, func() { rs.id, idErr = e.loadIdentity(ctx, run) })
+	} else {
+		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
+	}
+	if term {
+		_, rs.ended, termErr = e.store.Marker(ctx, run, store.MarkerTerminal)
+	}
+	wg.Wait()
+	if idErr != nil {
+		return rs, idErr
+	}
+	if termErr != nil {
+		return rs, fmt.Errorf("dispatch: read terminal marker: %w", termErr)
+	}
+	return rs, nil
+}
+
+// readRunLocal is readRun for an in-process store: one read after the
+// other, as there is no round trip to overlap.
+func (e *Engine) readRunLocal(ctx context.Context, run store.RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
+	rs := runRead{id: id}
+	var err error
+	switch {
+	case start:
+		created := false
+		if id == nil {
+			rs.id, created, err = claimIdentityNew(ctx, e.store, run, t, e.rnd)
+		}
+		if err == nil && !created {
+			rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
+		}
+	default:
+		rs.id, err = e.loadIdentity(ctx, run)
+	}
+	if err != nil {
+		return rs, err
+	}
+	if term {
+		if _, rs.ended, err = e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
+			return rs, fmt.Errorf("dispatch: read terminal marker: %w", err)
+		}
+	}
+	return rs, nil
+}
+
+// prepare resolves or loads the run's configuration, seeds the run context
+// from a StartEvent and returns the run's decoded
+// configuration; ok is false when the event must not be evaluated. The
+// caller has checked that the run has not ended. A StartEvent's writes
+// (configuration, headers, start sequence, its fields) go to the store as one
+// batch.
+func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, prev *startSeq, first bool) (cfg any, ok bool, err error) {
+	run := r.key
+	sc := run.RunContext()
+	start := event.IsStart(ev)
+	r.cfgMu.Lock()
+	defer r.cfgMu.Unlock()
+	var batch []store.Entry
+	var raw []byte
+	if start {
+		batch = make([]store.Entry, 0, 16) // configuration, headers, start sequence, the event's fields
+	}
+	if !r.cfgLoaded {
+		if start {
+			raw, err = e.config.Resolve(ctx, runOf(t, ev))
+			if err != nil {
+				return nil, false, e.fail(ctx, r, t, ev, err.Error())
+			}
+			batch = append(batch, store.Entry{Key: KeyAgentConfig, Value: raw})
+		} else {
+			var found bool
+			raw, found, err = e.store.Get(ctx, sc, KeyAgentConfig)
+			if err != nil {
+				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
+			}
+			if found && r.ident.Load() == nil {
+				// A start on another replica may have recorded the identity
+				// since it was read; a run that has none was not started
+				// by this engine and is not entered.
+				id, err := e.loadIdentity(ctx, run)
+				if err != nil {
+					return nil, false, err
+				}
+				if id == nil {
+					return nil, false, refuse("run %s has no recorded identity (no start event recorded one)", t.Run)
+				}
+				r.ident.CompareAndSwap(nil, id)
+				if err := id.admit(t); err != nil {
+					return nil, false, err
+				}
+			}
+			if !found {
+				if _, ended, err := e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
+					return nil, false, fmt.Errorf("dispatch: read terminal marker: %w", err)
+				} else if ended {
+					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
+						"run_id", t.Run, "event", event.Name(ev))
+					r.terminate()
+					e.cache.evict(run) // do not keep a history for a dead run
+					return nil, false, nil
+				}
+				subject, _ := t.Subject()
+				msg := fmt.Sprintf("%s for event %s and topic %s", ConfigMissing, event.Name(ev), subject)
+				return nil, false, e.fail(ctx, r, t, ev, msg)
+			}
+		}
+	}
+	if h := event.Headers(ev); len(h) > 0 {
+		b, err := json.Marshal(h)
+		if err != nil {
+			return nil, false, fmt.Errorf("dispatch: encode aihub headers: %w", err)
+		}
+		if start {
+			batch = append(batch, store.Entry{Key: KeyAIHubHeaders, Value: b})
+		} else if err := e.store.Set(ctx, sc, KeyAIHubHeaders, b); err != nil {
+			return nil, false, fmt.Errorf("dispatch: store aihub headers: %w", err)
+		}
+	}
+	loaded, c := r.cfgLoaded, r.cfg
+	if !loaded {
+		if c, err = e.config.Decode(raw); err != nil {
+			// As in the reference, the configuration is stored before it is
+			// validated.
+			if err := e.setMany(ctx, sc, batch); err != nil {
+				return nil, false, fmt.Errorf("dispatch: store agent config: %w", err)
+			}
+			return nil, false, e.fail(ctx, r, t, ev, err.Error())
+		}
+	}
+	if start {
+		if batch, err = e.startEntries(ev, seq, prev, batch); err != nil {
+			return nil, false, err
+		}
+		if err := e.seed(ctx, r, batch, first); err != nil {
+			return nil, false, err
+		}
+		r.prime(seq)
+	}
+	// Only once the configuration is stored: a failed write is retried by
+	// the redelivery, which must store it again.
+	r.cfg, r.cfgLoaded = c, true
+	return c, true, nil
+}
+
+// seed writes a start event's run-context entries; first is false for a
+// redelivered start, whose run context the store likely holds already, so
+// its entries go out one key each (a batch store would first try, and
+// fail, to write them as the run's first batch). With a remote store the
+// write goes on while the first step runs and records: the step's reads
+// and writes of the run context wait for it (state), and so do its
+// publishes and the event's ack (execute, process), so nothing the run
+// publishes or acks gets ahead of it. A failed write fails them all: the
+// start is redelivered and writes everything again, its configuration too.
+func (e *Engine) seed(ctx context.Context, r *runEntry, batch []store.Entry, first bool) error {
+	sc := r.key.RunContext()
+	if e.local || len(batch) == 0 {
+		if err := e.writeSeed(ctx, sc, batch, first); err != nil {
+			return fmt.Errorf("dispatch: seed run context: %w", err)
+		}
+		return nil
+	}
+	w := &pendingWrite{done: make(chan struct{})}
+	r.seedMu.Lock()
+	r.seed = w
+	r.seedMu.Unlock()
+	e.pool.Go(func() {
+		err := e.writeSeed(ctx, sc, batch, first)
+		if err != nil {
+			w.err = fmt.Errorf("dispatch: seed run context: %w", err)
+			r.cfgMu.Lock() // after prepare, which holds it, returns
+			r.cfgLoaded = false
+			r.cfgMu.Unlock()
+		}
+		close(w.done)
+		if err == nil {
+			r.seedMu.Lock()
+			if r.seed == w {
+				r.seed = nil
+			}
+			r.seedMu.Unlock()
+		}
+	})
+	return nil
+}
+
+func (e *Engine) writeSeed(ctx context.Context, sc store.Scope, batch []store.Entry, first bool) error {
+	if first {
+		return e.setMany(ctx, sc, batch)
+	}
+	// One key each, side by side when the store is remote.
+	if e.local || len(batch) < 2 {
+		for _, en := range batch {
+			if err := e.store.Set(ctx, sc, en.Key, en.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
+	for i, en := range batch {
+		e.spawn(&wg, func() { errs[i] = e.store.Set(ctx, sc, en.Key, en.Value) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startSeq is the run's recorded start sequence, as read before prepare.
+type startSeq struct {
+	raw []byte
+	ok  bool
+	err error
+}
+
+// startEntries appends the run-context entries of a start event to batch:
+// its start sequence, unless prev records an earlier one, and its public
+// fields (the reference's to_context_dict).
+func (e *Engine) startEntries(ev event.Event, seq uint64, prev *startSeq, batch []store.Entry) ([]store.Entry, error) {
+	// Keep the earliest start: a second StartEvent in the run must not hide
+	// the history before it.
+	if prev.err != nil {
+		return nil, fmt.Errorf("dispatch: read start sequence: %w", prev.err)
+	}
+	if p, perr := parseUint(prev.raw); !prev.ok || perr != nil || p > seq {
+		batch = append(batch, store.Entry{Key: KeyStartSeq, Value: strconv.AppendUint(nil, seq, 10)})
+	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: encode start event: %w", err)
+	}
+	if err := eachMember(data, func(k string, v []byte) error {
+		if strings.HasPrefix(k, "_") || k == "event_id" || k == "created_at" {
+			return nil
+		}
+		batch = append(batch, store.Entry{Key: k, Value: v})
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("dispatch: seed run context: %w", err)
+	}
+	return batch, nil
+}
+
+func runOf(t topic.Agent, trigger event.Event) step.Run {
+	return step.Run{Class: t.Class, AgentID: t.ID, ThreadID: t.Thread, DisplayID: t.Display, RunID: t.Run, Trigger: trigger}
+}
+
+// plan is one candidate step with its binding. Small bindings live in the
+// plan's own arrays, so a typical candidate costs one allocation.
+type plan struct {
+	step    *step.Step
+	args    [][]event.Event
+	preArgs [][]event.Event
+	inputs  []string // bound ids in parameter order
+	b       binding
+	sc      *stepContext
+	scv     stepContext
+	fresh   bool // a first delivery: see execute
+	ctx     runCtx
+
+	argBuf [4][]event.Event
+	oneBuf [4]event.Event
+	idBuf  [8]string
+	// A step's first outputs and their encodings (the record keeps the
+	// encodings: the plan is not reused).
+	outBuf  [2]event.Event
+	keptBuf [2]json.RawMessage
+	callBuf [2]event.Event // what the step returned
+}
+
+// bind checks availability and binds the step's and its
+// precondition's parameters from the snapshot. nil: not ready.
+func (e *Engine) bind(snap *snapshot, s *step.Step) *plan {
+	p := &plan{step: s}
+	params := s.Params()
+	args := p.argBuf[:0]
+	if len(params) > len(p.argBuf) {
+		args = make([][]event.Event, 0, len(params))
+	}
+	args, ok := bindParams(snap, params, args, p.oneBuf[:0])
+	if !ok {
+		return nil
+	}
+	p.args = args
+	if s.HasPrecondition() {
+		pre := s.PreconditionParams()
+		if p.preArgs, ok = bindParams(snap, pre, make([][]event.Event, 0, len(pre)), nil); !ok {
+			return nil
+		}
+	}
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	ids := p.idBuf[:0]
+	if 2*n > len(p.idBuf) {
+		ids = make([]string, 0, 2*n)
+	}
+	for _, a := range args {
+		ids = eventIDs(ids, a)
+	}
+	// The first half keeps parameter order; the second is sorted for the key.
+	p.inputs = ids[:n:n]
+	sorted := append(ids[n:n], ids[:n]...)
+	p.b = bindingOf(e.class, snap.r.key.Run, s.Name(), sorted)
+	if id := snap.r.ident.Load(); id != nil {
+		p.b.secret = id.secret
+	}
+	return p
+}
+
+// bindParams appends one binding per parameter to args; singles is spare
+// room for single-event bindings.
+func bindParams(snap *snapshot, params []step.Param, args [][]event.Event, singles []event.Event) ([][]event.Event, bool) {
+	for _, p := range params {
+		switch p.Kind {
+		case step.Single, step.Optional:
+			ev := snap.single(p.Names)
+			if ev == nil {
+				if p.Kind == step.Single {
+					return nil, false
+				}
+				args = append(args, nil)
+				continue
+			}
+			if len(singles) == cap(singles) {
+				singles = make([]event.Event, 0, len(params))
+			}
+			singles = append(singles, ev)
+			args = append(args, singles[len(singles)-1:len(singles):len(singles)])
+		case step.List, step.OptionalList:
+			l := snap.list(nil, p.Names)
+			if len(l) == 0 && p.Kind == step.List {
+				return nil, false
+			}
+			args = append(args, l)
+		case step.Fixed:
+			if snap.count(p.Names) != p.Size {
+				return nil, false
+			}
+			args = append(args, snap.list(make([]event.Event, 0, p.Size), p.Names))
+		default:
+			return nil, false
+		}
+	}
+	return args, true
+}
+
+// ready checks max executions, then the precondition. A precondition that
+// fails is a failing step: under stop_on_error it ends the run.
+func (e *Engine) ready(ctx context.Context, run store.RunKey, p *plan) (bool, error) {
+	s := p.step
+	if m := s.MaxExecutions(); m > 0 {
+		n, err := e.store.Count(ctx, run, s.Name())
+		if err != nil {
+			return false, fmt.Errorf("dispatch: read execution counter: %w", err)
+		}
+		if n >= int64(m) {
+			// Only a re-run of this very binding's pending claim may go on
+			// (it took its slot already). At the limit Claim creates
+			// nothing.
+			res, err := e.store.Claim(ctx, run, store.ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(m)})
+			if err != nil {
+				return false, fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
+			}
+			switch {
+			case res.Status == store.Done && len(res.Outcome.Outputs) > 0:
+				// It ran and passed its precondition; only its kept
+				// outputs remain to be published (execute does).
+				return true, nil
+			case res.Status != store.Pending:
+				return false, nil
+			}
+		}
+	}
+	if !s.HasPrecondition() {
+		return true, nil
+	}
+	ok, err := s.Check(p.sc, p.preArgs)
+	if err == nil {
+		return ok, nil
+	}
+	err = fmt.Errorf("precondition of step %s: %w", s.Name(), err)
+	e.observer.Executed(Execution{Run: run, Step: s.Name(), Trigger: p.sc.run.Trigger.EventBase().EventID, Inputs: p.inputs, Err: err})
+	ref := p.b.id("exception", 0)
+	if !s.StopOnError() {
+		e.log.WarnContext(ctx, "dispatch: precondition failed", failAttrs(run, s.Name(), ref, err)...)
+		return false, nil
+	}
+	e.log.ErrorContext(ctx, "dispatch: precondition failed, ending the run", failAttrs(run, s.Name(), ref, err)...)
+	exc := &event.ExceptionEvent{Message: publicMessage(err, ref)}
+	if code, ok := step.HTTPStatus(err); ok {
+		exc.HTTPStatusCode = code
+	}
+	exc.EventID = ref
+	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
+		return false, perr
+	}
+	return false, nil
+}
+
+// execute runs one ready step, publishes its outputs in order and records
+// the outcome, in one of two ways.
+//
+// Recorded (a step without a limit, on the first delivery of its trigger):
+// the step runs, then one store.Store.Record writes its claim completed, the
+// encoded outputs kept in it, and the outputs are published. A crash before
+// the record leaves nothing: the redelivery runs the step again, with the
+// same output ids. A record that another execution wrote first wins: its
+// outputs are published instead of this one's.
+//
+// store.Claimed (a limited step, or a redelivery): the execution is claimed
+// first, which takes the counter's slot and tells a redelivery whether the
+// step completed; the outcome is completed with the outputs kept before
+// they are published and again without them after.
+//
+// Either way a publish that fails never makes a recorded step run again:
+// the redelivery publishes the kept outputs.
+func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, p *plan) error {
+	s := p.step
+	run := r.key
+	if r.terminated.Load() {
+		return nil
+	}
+	fast := p.fresh && s.MaxExecutions() == 0
+	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs}
+	if !fast {
+		res, err := e.store.Claim(ctx, run, store.ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(s.MaxExecutions())})
+		if err != nil {
+			return fmt.Errorf("dispatch: claim %s: %w", s.Name(), err)
+		}
+		x.Rerun = res.Status == store.Pending
+		switch res.Status {
+		case store.Limited:
+			return nil
+		case store.Done:
+			if len(res.Outcome.Outputs) == 0 {
+				return nil
+			}
+			return e.republish(ctx, r, t, p, x, res.Outcome)
+		}
+	}
+	e.noteRunning(ctx, r, t)
+	stepDone := e.stepStart(p, x)
+	outs, callErr := e.call(p)
+	if callErr == nil {
+		for _, o := range outs {
+			if !s.Declares(event.Name(o)) {
+				callErr = fmt.Errorf("step %s returned a %s, which it does not declare", s.Name(), event.Name(o))
+				break
+			}
+		}
+	}
+	// An invalid output ends the run whatever the stop-on-error setting,
+	// with a message naming the step, the event and the field.
+	invalid := invalidOutput(p.sc, outs)
+	if invalid != nil {
+		callErr = step.WithUserMessage(invalid, invalid.Error())
+	}
+	var evs []event.Event
+	var kept []json.RawMessage
+	if stepDone != nil {
+		defer func() { stepEnd(stepDone, p, evs, callErr) }()
+	}
+	// The step's record goes out beside the run's start write, unless the
+	// step may have seen that write fail: a step that failed waits for it,
+	// and one that read the run context already waited.
+	if callErr != nil {
+		if err := r.waitSeed(ctx); err != nil {
+			return err
+		}
+	} else if err := r.seedFailure(); err != nil {
+		return err
+	}
+	unpublishable := invalid != nil // an output no retry can publish
+	if callErr == nil {
+		now := e.now().UnixNano()
+		evs, kept = p.outBuf[:0], p.keptBuf[:0]
+		if len(outs) > len(p.outBuf) {
+			evs, kept = make([]event.Event, 0, len(outs)), make([]json.RawMessage, 0, len(outs))
+		}
+		for i, o := range outs {
+			b := o.EventBase()
+			b.EventID = p.b.id("out", i)
+			if b.CreatedAt == 0 {
+				b.CreatedAt = now
+			}
+			e.completeTopic(o, t)
+			data, err := e.encodeOutput(t, o)
+			if err != nil {
+				// Names the step, the output and the limit: no secret, and
+				// what the agent's author needs to see.
+				msg := fmt.Sprintf("step %s: output %s cannot be published: %v", s.Name(), event.Name(o), err)
+				callErr = step.WithUserMessage(fmt.Errorf("step %s: output %s cannot be published: %w", s.Name(), event.Name(o), err), msg)
+				unpublishable = true
+				break
+			}
+			evs, kept = append(evs, o), append(kept, data)
+		}
+	}
+	if callErr == nil && s.HasCompensation() {
+		if err := e.recordUndo(ctx, run, p, kept); err != nil {
+			return err
+		}
+	}
+	var outcome store.Outcome
+	if callErr != nil {
+		// The reference of a failure is the id of the ExceptionEvent it
+		// causes.
+		ref := p.b.id("exception", 0)
+		evs, kept = nil, nil
+		x.Err = callErr
+		e.observer.Executed(x)
+		outcome = store.Outcome{Failed: true, Message: callErr.Error()}
+		if s.StopOnError() || unpublishable {
+			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
+			exc := &event.ExceptionEvent{Message: clipMessage(publicMessage(callErr, ref))}
+			if code, ok := step.HTTPStatus(callErr); ok {
+				exc.HTTPStatusCode = code
+			}
+			exc.EventID = ref
+			exc.CreatedAt = e.now().UnixNano()
+			data, err := event.Marshal(exc)
+			if err != nil {
+				return Permanent(fmt.Errorf("dispatch: encode ExceptionEvent: %w", err))
+			}
+			evs, kept = []event.Event{exc}, []json.RawMessage{data}
+		} else {
+			e.log.WarnContext(ctx, "dispatch: step failed (continue on error)", failAttrs(run, s.Name(), ref, callErr)...)
+		}
+	}
+	if fast {
+		if r.terminated.Load() {
+			// Torn down while the step ran: nothing to record, and its
+			// outputs are dropped as late outputs are.
+			for _, o := range evs {
+				e.dropLate(ctx, r, s.Name(), o)
+			}
+			return nil
+		}
+		keep := outcome
+		keep.Outputs = kept
+		res, err := e.store.Record(ctx, run, s.Name(), p.b.key, keep)
+		switch {
+		case err != nil:
+			// Nothing is published: the redelivery claims, finds the
+			// record if it landed, and otherwise runs the step again with
+			// the same output ids.
+			return fmt.Errorf("dispatch: record %s: %w", s.Name(), err)
+		case res.Status == store.Done:
+			// Another execution of the binding recorded first (a duplicate
+			// trigger): its outputs are the ones the run gets.
+			if len(res.Outcome.Outputs) == 0 {
+				return nil
+			}
+			if err := r.waitSeed(ctx); err != nil {
+				return err
+			}
+			return e.republish(ctx, r, t, p, x, res.Outcome)
+		}
+	} else if len(kept) > 0 {
+		keep := outcome
+		keep.Outputs = kept
+		if err := e.complete(ctx, run, s.Name(), p.b.key, keep); err != nil {
+			// Without the kept outputs a redelivery runs the step again
+			// (as the same execution, with the same output ids); publishing
+			// now still lets the run go on if the store comes back.
+			e.log.WarnContext(ctx, "dispatch: outputs could not be kept with the claim", "run_id", run.Run, "step", s.Name(), "error", err)
+		}
+	}
+	// Nothing is published before the run's start write. The record went
+	// out beside it: should the start write fail, the start's redelivery
+	// writes it again, finds the record and publishes what it kept.
+	if err := r.waitSeed(ctx); err != nil {
+		return err
+	}
+	for i, o := range evs {
+		if isQuestion(o) {
+			if err := e.openQuestion(ctx, r, t, o); err != nil {
+				return err
+			}
+		}
+		ok, _, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
+		if err != nil {
+			return err
+		}
+		if ok && event.Has(o, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, o)
+		}
+		if ok && e.observed && callErr == nil {
+			x.Outputs = append(x.Outputs, o.EventBase().EventID)
+		}
+	}
+	if callErr == nil {
+		e.observer.Executed(x)
+	}
+	// A recorded execution's outputs stay in its record until the run's
+	// state is deleted: dropping them would cost a write per step.
+	if !fast {
+		if err := e.complete(ctx, run, s.Name(), p.b.key, outcome); err != nil {
+			return err
+		}
+	}
+	if unpublishable {
+		return &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
+	}
+	return nil
+}
+
+// republish publishes the outputs kept with a claim whose step ran but whose
+// outputs may not all have been published (the handling failed or crashed
+// after the step), then drops them from the claim. The step does not run
+// again. A control output the stream already holds is not published again:
+// its subject ends in its event id, so the stream tells, however long the
+// crash lasted.
+func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x Execution, o store.Outcome) error {
+	s := p.step
+	x.Rerun = false
+	resent := false
+	for _, data := range o.Outputs {
+		ev, err := event.Unmarshal(data)
+		if err != nil {
+			return Permanent(fmt.Errorf("dispatch: an output kept for step %s does not decode: %w", s.Name(), err))
+		}
+		if isQuestion(ev) {
+			if err := e.openQuestion(ctx, r, t, ev); err != nil {
+				return err
+			}
+		}
+		ok, sent, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
+		if err != nil {
+			return err
+		}
+		resent = resent || sent
+		if ok && event.Has(ev, "MemoryStorageRequestedEvent") {
+			e.delegateMemory(ctx, t, ev)
+		}
+		if ok && e.observed && !o.Failed {
+			x.Outputs = append(x.Outputs, ev.EventBase().EventID)
+		}
+	}
+	if !resent {
+		// A duplicate trigger of a step whose outputs all went out: the
+		// execution was reported when it ran.
+		return nil
+	}
+	e.log.InfoContext(ctx, "dispatch: outputs of an earlier execution published again", "run_id", r.key.Run,
+		"step", s.Name(), "outputs", len(o.Outputs))
+	if !o.Failed {
+		e.observer.Executed(x)
+	}
+	return e.complete(ctx, r.key, s.Name(), p.b.key, store.Outcome{Failed: o.Failed, Message: o.Message})
+}
+
+// outputHeadroom is room left below the server's max payload for the
+// headers a publish adds (trace context, baggage).
+const outputHeadroom = 512
+
+// encodeOutput encodes an output and checks, before any I/O, that it can
+// be published on the run: its subjects within the length limit, its size
+// within the server's max payload.
+func (e *Engine) encodeOutput(t topic.Agent, ev event.Event) ([]byte, error) {
+	name, id := event.Name(ev), ev.EventBase().EventID
+	if event.IsControl(ev) {
+		if err := t.Event(topic.Control, name, id).Check(); err != nil {
+			return nil, err
+		}
+	}
+	if event.IsDisplay(ev) {
+		if err := t.Event(topic.Display, name, id).Check(); err != nil {
+			return nil, err
+		}
+	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if limit := e.bus.MaxPayload() - outputHeadroom; e.bus.MaxPayload() > 0 && len(data) > limit {
+		return nil, fmt.Errorf("%w: %d bytes encoded, over the limit of %d bytes (the server's max_payload of %d less %d for headers)",
+			bus.ErrPayloadTooLarge, len(data), limit, e.bus.MaxPayload(), outputHeadroom)
+	}
+	return data, nil
+}
+
+// maxMessage bounds the message of an ExceptionEvent built from an error:
+// an error may quote large inputs, and the event must still fit in one
+// message.
+const maxMessage = 16 << 10
+
+func clipMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func (e *Engine) call(p *plan) ([]event.Event, error) {
+	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
+		return p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
+	}
+	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
+	defer span.End()
+	p.sc.Context = sctx
+	out, err := p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
+	if err != nil {
+		ref := p.b.id("exception", 0)
+		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}
+		var pe *step.PanicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, attribute.String("exception.stacktrace", string(pe.Stack)))
+		}
+		span.RecordError(err, trace.WithAttributes(attrs...))
+		span.SetStatus(codes.Error, publicMessage(err, ref))
+	}
+	return out, err
+}
+
+// publicMessage is what the end user sees of a step failure: the message
+// the step chose with step.Userf or step.WithUserMessage, else a generic
+// text naming ref, under which the full error is logged. Error texts and
+// panic values are not published: they often hold internals.
+func publicMessage(err error, ref string) string {
+	if msg, ok := step.UserMessage(err); ok {
+		return msg
+	}
+	return "the agent failed; reference " + ref
+}
+
+// failAttrs are the log attributes of a step failure: the full error, its
+// reference and, for a panic, the stack.
+func failAttrs(run store.RunKey, stepName, ref string, err error) []any {
+	attrs := []any{"run_id", run.Run, "step", stepName, "reference", ref, "error", err}
+	var pe *step.PanicError
+	if errors.As(err, &pe) {
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	return attrs
+}
+
+func (e *Engine) complete(ctx context.Context, run store.RunKey, stepName, key string, o store.Outcome) error {
+	err := e.store.Complete(ctx, run, stepName, key, o)
+	if errors.Is(err, store.ErrNotFound) {
+		// The run was torn down while the step ran; nothing to record.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: complete claim of %s: %w", stepName, err)
+	}
+	return nil
+}
+
+// fail publishes an ExceptionEvent for the run outside any step (a
+// configuration problem); its id is derived from the trigger, so a
+// redelivery publishes the same event.
+func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, msg string) error {
+	e.log.ErrorContext(ctx, "dispatch: ending the run", "run_id", t.Run, "reason", msg)
+	b := bindingOf(e.class, t.Run, "", []string{trigger.EventBase().EventID})
+	if id := r.ident.Load(); id != nil {
+		b.secret = id.secret
+	}
+	exc := &event.ExceptionEvent{Message: msg}
+	exc.EventID = b.id("exception", 0)
+	_, err := e.publish(ctx, r, t, exc, "")
+	return err
+}
+
+// publish publishes ev on the run's subjects unless the run has already
+// published or received its terminal event, in which case the event is
+// dropped, logged as a protocol violation, and ok is false.
+func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, stepName string) (ok bool, err error) {
+	if ev.EventBase().CreatedAt == 0 {
+		ev.EventBase().CreatedAt = e.now().UnixNano()
+	}
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return false, Permanent(fmt.Errorf("dispatch: encode %s: %w", event.Name(ev), err))
+	}
+	ok, _, err = e.publishData(ctx, r, t, ev, data, stepName, false)
+	return ok, err
+}
+
+// dropLate drops an output that comes after the run's terminal event.
+func (e *Engine) dropLate(ctx context.Context, r *runEntry, stepName string, ev event.Event) {
+	e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
+		"run_id", r.key.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+	e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
+}
+
+// publishData is publish with ev already encoded as data: a control event
+// goes to the stream with its event id as msg id, a display event to
+// core NATS, an event that is both to both, control first. With recheck (a
+// kept output published again) a control event the stream already holds
+// is not sent again, nor is its display copy. Subjects are built before any
+// I/O; one that cannot be built is a permanent failure. ok reports that
+// the event is on the run (sent now or found in the stream), sent that it
+// went out now.
+func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, stepName string, recheck bool) (ok, sent bool, err error) {
+	name, id := event.Name(ev), ev.EventBase().EventID
+	control, display := event.IsControl(ev), event.IsDisplay(ev)
+	var controlSubj, displaySubj string
+	switch {
+	case control && display:
+		controlSubj, displaySubj, err = t.Subjects(name, id)
+	case control:
+		controlSubj, err = t.Event(topic.Control, name, id).Subject()
+	case display:
+		displaySubj, err = t.Event(topic.Display, name, id).Subject()
+	default:
+		return false, false, Permanent(fmt.Errorf("dispatch: publish %s: neither a control nor a display event", name))
+	}
+	if err != nil {
+		return false, false, Permanent(fmt.Errorf("dispatch: publish %s: %w", name, err))
+	}
+	r.pubMu.Lock()
+	defer r.pubMu.Unlock()
+	if r.terminated.Load() {
+		e.dropLate(ctx, r, stepName, ev)
+		return false, false, nil
+	}
+	stored := false
+	if control && recheck {
+		if stored, err = e.bus.HasSubject(ctx, e.stream, controlSubj); err != nil {
+			return false, false, fmt.Errorf("dispatch: look up %s in the stream: %w", name, err)
+		}
+	}
+	if control && !stored {
+		if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id); err != nil {
+			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+		}
+	}
+	if display && !stored {
+		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Data: data}); err != nil {
+			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
+		}
+	}
+	if event.IsStop(ev) || event.IsException(ev) {
+		r.terminate()
+		if _, _, err := e.store.SetMarker(ctx, r.key, store.MarkerTerminal, "published"); err != nil {
+			return true, !stored, fmt.Errorf("dispatch: set terminal marker: %w", err)
+		}
+		r.terminalStored.Store(true)
+	}
+	return true, !stored, nil
+}
+
+// checkOutput is the strict validation of an event a step returns or emits,
+// before it is published: an event the reference would refuse is never put
+// on the wire. The error names the step, the event and the field.
+func checkOutput(stepName string, ev event.Event) error {
+	if err := event.ValidateFields(ev); err != nil {
+		return fmt.Errorf("step %s produced an invalid %s: %w", stepName, event.Name(ev), err)
+	}
+	return nil
+}
+
+// invalidOutput is the first output of an execution that failed
+// checkOutput: an event the step emitted, else one it returned. An invalid
+// output ends the run, whatever the step's stop-on-error setting.
+func invalidOutput(sc *stepContext, outs []event.Event) error {
+	if err := sc.invalid.Load(); err != nil {
+		return *err
+	}
+	for _, o := range outs {
+		if err := checkOutput(sc.step, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// completeTopic fills the reply topic of HITL and BITL requests with the
+// run's ids and the request's event id, keeping what the step set.
+func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
+	if !event.IsHITLRequest(ev) && !event.IsBITLRequest(ev) {
+		return
+	}
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return
+	}
+	f := v.Elem().FieldByName("Topic")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*event.Topic]() || !f.CanSet() {
+		return
+	}
+	tp, _ := f.Interface().(*event.Topic)
+	if tp == nil {
+		tp = &event.Topic{}
+		f.Set(reflect.ValueOf(tp))
+	}
+	fill := func(p **string, v string) {
+		if *p == nil || **p == "" {
+			*p = &v
+		}
+	}
+	fill(&tp.AgentClass, t.Class)
+	fill(&tp.AgentID, t.ID)
+	fill(&tp.ThreadID, t.Thread)
+	fill(&tp.DisplayID, t.Display)
+	fill(&tp.RunID, t.Run)
+	fill(&tp.EventID, ev.EventBase().EventID)
+}
+
+// teardown handles a received StopEvent or ExceptionEvent:
+// idempotent; deletes the run's state, then sets the end marker, evicts the
+// cached history.
+func (e *Engine) teardown(ctx context.Context, run store.RunKey, ev event.Event) error {
+	marker := store.Completed
+	if event.IsException(ev) && !event.IsStop(ev) {
+		marker = store.Crashed
+	}
+	stored := false
+	if r := e.cache.peek(run); r != nil {
+		r.terminate()
+		_ = r.waitSeed(ctx) // not to land after the state is deleted
+		// A step of this process publishing the terminal event stores the
+		// marker under pubMu: wait for it rather than write it twice.
+		r.pubMu.Lock()
+		stored = r.terminalStored.Load()
+		r.pubMu.Unlock()
+	}
+	if !stored {
+		if _, _, err := e.store.SetMarker(ctx, run, store.MarkerTerminal, "received"); err != nil {
+			return fmt.Errorf("dispatch: set terminal marker: %w", err)
+		}
+	}
+	// The terminal marker is set: an event that finds the configuration
+	// deleted finds the run ended. Deleting twice is harmless, so the end
+	// marker, written last, tells a duplicate delivery of the terminal
+	// event from the first.
+	if err := e.store.DeleteRun(ctx, run); err != nil {
+		return fmt.Errorf("dispatch: delete run state: %w", err)
+	}
+	cur, created, err := e.store.SetMarker(ctx, run, store.MarkerEnd, marker)
+	if err != nil {
+		return fmt.Errorf("dispatch: set end marker: %w", err)
+	}
+	if !created {
+		e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
+			"run_id", run.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
+		e.cache.evict(run)
+		e.observer.TornDown(Teardown{Run: run, Marker: cur, Duplicate: true})
+		return nil
+	}
+	e.cache.evict(run)
+	e.observer.TornDown(Teardown{Run: run, Marker: cur})
+	if e.hooks != nil {
+		e.hooks.Ended(ctx, Teardown{Run: run, Marker: cur}, ev)
+	}
+	return nil
+}
+
+// runControl is the run's control subject pattern.
+func runControl(class, run string) (string, error) {
+	f, err := topic.RunControl(class, run)
+	if err != nil {
+		return "", fmt.Errorf("dispatch: run %q: %w", run, err)
+	}
+	return f, nil
+}

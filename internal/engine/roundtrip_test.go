@@ -1,0 +1,168 @@
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/store"
+	memstore "github.com/saap-go/agent/store/memory"
+
+	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+)
+
+// countingStore counts the calls the engine makes to a store, by method: on
+// a networked store each is a round trip.
+type countingStore struct {
+	*memstore.Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func newCountingStore() *countingStore {
+	return &countingStore{Store: memstore.New(), calls: map[string]int{}}
+}
+
+func (c *countingStore) count(m string) {
+	c.mu.Lock()
+	c.calls[m]++
+	c.mu.Unlock()
+}
+
+func (c *countingStore) total() (n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range c.calls {
+		n += v
+	}
+	return n
+}
+
+func (c *countingStore) Claim(ctx context.Context, run store.RunKey, req store.ClaimRequest) (store.ClaimResult, error) {
+	c.count("Claim")
+	return c.Store.Claim(ctx, run, req)
+}
+
+func (c *countingStore) Complete(ctx context.Context, run store.RunKey, step, key string, o store.Outcome) error {
+	c.count("Complete")
+	return c.Store.Complete(ctx, run, step, key, o)
+}
+
+func (c *countingStore) Record(ctx context.Context, run store.RunKey, step, key string, o store.Outcome) (store.ClaimResult, error) {
+	c.count("Record")
+	return c.Store.Record(ctx, run, step, key, o)
+}
+func (c *countingStore) Count(ctx context.Context, run store.RunKey, step string) (int64, error) {
+	c.count("Count")
+	return c.Store.Count(ctx, run, step)
+}
+
+func (c *countingStore) SetMarker(ctx context.Context, run store.RunKey, name, value string) (string, bool, error) {
+	c.count("SetMarker")
+	return c.Store.SetMarker(ctx, run, name, value)
+}
+
+func (c *countingStore) Marker(ctx context.Context, run store.RunKey, name string) (string, bool, error) {
+	c.count("Marker")
+	return c.Store.Marker(ctx, run, name)
+}
+
+func (c *countingStore) Get(ctx context.Context, s store.Scope, key string) ([]byte, bool, error) {
+	c.count("Get")
+	return c.Store.Get(ctx, s, key)
+}
+
+func (c *countingStore) Set(ctx context.Context, s store.Scope, key string, value []byte) error {
+	c.count("Set")
+	return c.Store.Set(ctx, s, key, value)
+}
+
+func (c *countingStore) SetMany(ctx context.Context, s store.Scope, entries []store.Entry) error {
+	c.count("SetMany")
+	return c.Store.SetMany(ctx, s, entries)
+}
+
+func (c *countingStore) Delete(ctx context.Context, s store.Scope, key string) error {
+	c.count("Delete")
+	return c.Store.Delete(ctx, s, key)
+}
+
+func (c *countingStore) Keys(ctx context.Context, s store.Scope) ([]string, error) {
+	c.count("Keys")
+	return c.Store.Keys(ctx, s)
+}
+
+func (c *countingStore) Incr(ctx context.Context, s store.Scope, key string, delta int64) (int64, error) {
+	c.count("Incr")
+	return c.Store.Incr(ctx, s, key, delta)
+}
+
+func (c *countingStore) DeleteRun(ctx context.Context, run store.RunKey) error {
+	c.count("DeleteRun")
+	return c.Store.DeleteRun(ctx, run)
+}
+
+// A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) makes 9 store
+// calls (25 before the start event's writes became one SetMany and teardown
+// stopped rewriting the terminal marker this replica wrote; 19 before
+// claim and completion became one record and the terminal marker was
+// watched; 11 before a new run stopped reading its start sequence and the
+// end marker took over from the cleaned one): the start event's
+// configuration, headers, start sequence and fields go out as one SetMany.
+// The start records the run's identity (one marker write, alongside its
+// reads) and reads the terminal marker once; later events are checked
+// against the cached identity and the watched marker without a store call.
+// Each step writes one record; teardown deletes the run's state and writes
+// the end marker.
+func TestStoreCallsPerRun(t *testing.T) {
+	s1 := step.New(func(ctx step.Context, q *Question) (*In, error) { return &In{}, nil }, step.Name("s1"))
+	s2 := step.New(func(ctx step.Context, a *In) (*Out, error) { return &Out{}, nil }, step.Name("s2"))
+	s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+	w, err := step.NewWorkflow("Trips", s1, s2, s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	b := memory.New(memory.Options{Manual: true, Logger: quiet})
+	defer b.Close()
+	st := newCountingStore()
+	startEngines(t, b, w, st, 1, engine.Sequential())
+	h := bus.Header{}
+	h.Set("X-AIHub-User-Token", "tok")
+	run := startRun(t, b, "Trips", &Question{Text: "hello"}, h)
+	b.DeliverAll(ctx)
+
+	if v, ok, _ := st.Store.Marker(ctx, store.RunKey{Class: "Trips", Run: run}, store.MarkerEnd); !ok || v != store.Completed {
+		t.Fatalf("end marker %q, %v; want completed", v, ok)
+	}
+	st.mu.Lock()
+	calls := st.calls
+	st.mu.Unlock()
+	t.Logf("store calls per run: %v", calls)
+	if calls["Set"] != 0 || calls["SetMany"] != 1 {
+		t.Errorf("Set %d, SetMany %d; want the start event's writes as one SetMany", calls["Set"], calls["SetMany"])
+	}
+	if calls["Marker"] != 1 {
+		t.Errorf("%d marker reads, want 1 (the start's; the watch tells of the rest)", calls["Marker"])
+	}
+	if calls["SetMarker"] != 3 {
+		t.Errorf("%d marker writes, want 3 (identity, terminal once, end)", calls["SetMarker"])
+	}
+	if calls["Get"] != 0 {
+		t.Errorf("%d reads, want none (a new run has no earlier start sequence to read)", calls["Get"])
+	}
+	// Each of the three steps writes one record, its claim and completion
+	// at once with its outputs kept in it, after it ran: no claim before,
+	// no completion after.
+	if calls["Record"] != 3 || calls["Claim"] != 0 || calls["Complete"] != 0 {
+		t.Errorf("%d records, %d claims, %d completes; want 3 records (one per step) and nothing else",
+			calls["Record"], calls["Claim"], calls["Complete"])
+	}
+	if n := st.total(); n > 9 {
+		t.Errorf("%d store calls per run, want at most 9", n)
+	}
+}

@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/saap-go/agent/store"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/topic"
+)
+
+// ErrControlEmit is returned by step.Context.Emit for a control event:
+// control events are a step's results, not something it streams.
+var ErrControlEmit = errors.New("dispatch: Emit takes display events only; return control events as results")
+
+// ErrUnregistered is returned (wrapped, with the Go type and how to
+// register it) by step.Context.Emit for an event whose Go type is not
+// registered: without a wire name it cannot be published.
+var ErrUnregistered = errors.New("dispatch: event type not registered")
+
+// ErrRunEnded is returned by step.Context.Emit once the run has published
+// its terminal event.
+var ErrRunEnded = errors.New("dispatch: the run has ended")
+
+// state is the step.State view of one store.Store scope.
+type state struct {
+	s     store.Store
+	scope store.Scope
+	// seeded, if set, is the run whose start write a step must see land
+	// before it reads or writes the run's context.
+	seeded *runEntry
+}
+
+// StateOf returns the step.State view of scope in s: values are JSON, as in
+// the reference's contexts.
+func StateOf(s store.Store, scope store.Scope) step.State { return state{s: s, scope: scope} }
+
+func (st state) wait(ctx context.Context) error {
+	if st.seeded == nil {
+		return nil
+	}
+	return st.seeded.waitSeed(ctx)
+}
+
+func (st state) Get(ctx context.Context, key string, v any) (bool, error) {
+	if err := st.wait(ctx); err != nil {
+		return false, err
+	}
+	raw, ok, err := st.s.Get(ctx, st.scope, key)
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("dispatch: %s context key %q: %w", st.scope.Kind, key, err)
+	}
+	return true, nil
+}
+
+func (st state) Set(ctx context.Context, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("dispatch: %s context key %q: %w", st.scope.Kind, key, err)
+	}
+	if err := st.wait(ctx); err != nil {
+		return err
+	}
+	return st.s.Set(ctx, st.scope, key, raw)
+}
+
+func (st state) Delete(ctx context.Context, key string) error {
+	if err := st.wait(ctx); err != nil {
+		return err
+	}
+	return st.s.Delete(ctx, st.scope, key)
+}
+
+func (st state) Keys(ctx context.Context) ([]string, error) {
+	if err := st.wait(ctx); err != nil {
+		return nil, err
+	}
+	return st.s.Keys(ctx, st.scope)
+}
+
+func (st state) Incr(ctx context.Context, key string, delta int64) (int64, error) {
+	if err := st.wait(ctx); err != nil {
+		return 0, err
+	}
+	return st.s.Incr(ctx, st.scope, key, delta)
+}
+
+var noopTracer = noop.NewTracerProvider().Tracer("github.com/saap-go/agent/dispatch")
+
+// stepContext is the step.Context of one execution (or precondition call).
+type stepContext struct {
+	context.Context
+	e     *Engine
+	r     *runEntry
+	t     topic.Agent // the trigger's topic: the run's identity
+	run   step.Run
+	step  string
+	b     *binding
+	cfg   any
+	emits atomic.Int32
+	// invalid is the first emitted event that failed checkOutput: the
+	// execution ends the run even if the step ignores Emit's error.
+	invalid atomic.Pointer[error]
+}
+
+func (c *stepContext) Run() step.Run { return c.run }
+
+func (c *stepContext) RunState() step.State {
+	return state{s: c.e.store, scope: c.r.key.RunContext(), seeded: c.r}
+}
+
+func (c *stepContext) ThreadState() step.State {
+	return state{s: c.e.store, scope: store.ThreadContext(c.e.class, c.t.Thread)}
+}
+
+func (c *stepContext) IdempotencyKey() string {
+	return idempotencyKey(c.e.class, c.t.Run, c.step, c.b.key)
+}
+
+func (c *stepContext) Logger() *slog.Logger {
+	return c.e.log.With("agent_class", c.e.class, "run_id", c.t.Run, "thread_id", c.t.Thread, "step", c.step)
+}
+
+func (c *stepContext) Tracer() trace.Tracer {
+	if c.e.tracer != nil {
+		return c.e.tracer
+	}
+	return noopTracer
+}
+
+func (c *stepContext) Config() any { return c.cfg }
+
+// Emit publishes a display event now, on core NATS only. Its id is derived
+// from the execution and a per-execution counter, so a re-run re-emits the
+// same ids. An event that fails strict validation (event.ValidateFields) is
+// not published: Emit returns the error, and the run ends with an
+// ExceptionEvent when the step returns.
+func (c *stepContext) Emit(ev event.Event) error {
+	if ev == nil {
+		return errors.New("dispatch: Emit(nil)")
+	}
+	if event.Name(ev) == "" {
+		return unregistered(ev)
+	}
+	if event.IsControl(ev) {
+		return fmt.Errorf("%w (got %s)", ErrControlEmit, event.Name(ev))
+	}
+	if !event.IsDisplay(ev) {
+		return fmt.Errorf("dispatch: Emit: %s is not a display event", event.Name(ev))
+	}
+	n := int(c.emits.Add(1))
+	b := ev.EventBase()
+	if b.EventID == "" {
+		b.EventID = c.b.id("emit", n)
+	}
+	if b.CreatedAt == 0 {
+		b.CreatedAt = c.e.now().UnixNano()
+	}
+	if err := checkOutput(c.step, ev); err != nil {
+		c.invalid.CompareAndSwap(nil, &err)
+		return err
+	}
+	ok, err := c.e.publish(c, c.r, c.t, ev, c.step)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrRunEnded
+	}
+	return nil
+}
+
+// unregistered says which Go type lacks a registration and how to add it.
+func unregistered(ev event.Event) error {
+	t := reflect.TypeOf(ev)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := t.String() // package-qualified, e.g. "main.Progress"
+	return fmt.Errorf("%w: Emit(%T): register the type once, e.g. in an init function: func init() { event.MustRegister[%s]() }",
+		ErrUnregistered, ev, name)
+}
+
+func parseUint(raw []byte) (uint64, error) {
+	if len(raw) == 0 {
+		return 0, errNoNumber // strconv's *NumError would cost an allocation
+	}
+	return strconv.ParseUint(string(raw), 10, 64)
+}
+
+var errNoNumber = errors.New("dispatch: empty number")
