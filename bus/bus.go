@@ -99,6 +99,15 @@ type StreamPublisher interface {
 	// retries per the bus's retry policy and returns when the ack arrived,
 	// the retries are exhausted, or ctx is done.
 	PublishStream(ctx context.Context, m *Msg, msgID string) (PubAck, error)
+	// PublishNew is PublishStream that stores m only if the stream holds no
+	// message on m.Subject: for subjects that end in a unique id (every
+	// agent event's does), a de-duplication that lasts as long as the
+	// stream keeps the message, however long after the duplicate window.
+	// When the subject is taken it stores nothing and returns Duplicate
+	// true (with the stored message's Seq where the server tells it, else
+	// 0). On NATS it is one publish with Nats-Expected-Last-Subject-Sequence
+	// 0, which the stream's leader checks.
+	PublishNew(ctx context.Context, m *Msg, msgID string) (PubAck, error)
 }
 
 // Subscription is a live core subscription.

@@ -172,6 +172,7 @@ func Run(t *testing.T, h Harness) {
 		{"stream/agent-stream-config", testAgentStreamConfig},
 		{"stream/next-msg", testNextMsg},
 		{"stream/has-subject", testHasSubject},
+		{"stream/publish-new", testPublishNew},
 		{"stream/max-msgs-discard-old", testMaxMsgs},
 		{"durable/deliver-all-history", testDeliverAll},
 		{"durable/max-ack-pending", testMaxAckPending},
@@ -505,6 +506,42 @@ func testHasSubject(e *env) {
 	}
 	if _, err := e.b.HasSubject(e.ctx, st, "bad..subject"); !errors.Is(err, bus.ErrInvalidSubject) {
 		e.t.Fatalf("bad subject: %v, want ErrInvalidSubject", err)
+	}
+}
+
+// PublishNew refuses a second message on a subject however its msg id
+// differs (no duplicate window is involved), and stores what is new.
+func testPublishNew(e *env) {
+	st := e.stream("pn")
+	subj := e.subj("pn", "r", "control_event", "e1")
+	a1, err := e.b.PublishNew(e.ctx, &bus.Msg{Subject: subj, Data: []byte("first")}, "id-1")
+	must(e.t, err)
+	if a1.Duplicate || a1.Seq == 0 {
+		e.t.Fatalf("first PublishNew: %+v, want stored", a1)
+	}
+	a2, err := e.b.PublishNew(e.ctx, &bus.Msg{Subject: subj, Data: []byte("second")}, "id-2")
+	must(e.t, err)
+	if !a2.Duplicate || (a2.Seq != 0 && a2.Seq != a1.Seq) {
+		e.t.Fatalf("second PublishNew on the subject: %+v, want a duplicate of #%d", a2, a1.Seq)
+	}
+	a3, err := e.b.PublishNew(e.ctx, &bus.Msg{Subject: e.subj("pn", "r", "control_event", "e2"), Data: []byte("other")}, "id-3")
+	must(e.t, err)
+	if a3.Duplicate || a3.Seq != a1.Seq+1 {
+		e.t.Fatalf("PublishNew on another subject: %+v, want stored at #%d", a3, a1.Seq+1)
+	}
+	info, err := e.b.StreamInfo(e.ctx, st)
+	must(e.t, err)
+	if info.Msgs != 2 {
+		e.t.Fatalf("stream holds %d messages, want 2", info.Msgs)
+	}
+	m, err := e.b.NextMsg(e.ctx, st, subj, 1)
+	must(e.t, err)
+	if string(m.Data) != "first" {
+		e.t.Fatalf("subject holds %q, want the first message", m.Data)
+	}
+	// A plain publish is not fenced.
+	if a := e.pub(subj, "plain", "id-4"); a.Duplicate {
+		e.t.Fatalf("PublishStream after PublishNew: %+v, want stored", a)
 	}
 }
 

@@ -15,6 +15,7 @@ type stream struct {
 	msgs      []stored // ascending seq
 	last      uint64
 	ids       map[string]dedupe
+	subjects  map[string]uint64 // subject → sequence of its newest stored message
 	pruned    time.Time
 	consumers map[string]*consumer
 	order     []*consumer // consumers sorted by durable name: the fill order
@@ -63,6 +64,11 @@ func (st *stream) trim(now time.Time) {
 		drop = len(st.msgs) - int(st.cfg.MaxMsgs)
 	}
 	if drop > 0 {
+		for _, m := range st.msgs[:drop] {
+			if st.subjects[m.msg.Subject] == m.seq {
+				delete(st.subjects, m.msg.Subject)
+			}
+		}
 		clear(st.msgs[:drop])
 		st.msgs = st.msgs[drop:]
 	}
@@ -147,7 +153,7 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg bus.StreamConfig) error {
 	if cfg.MaxMsgs == 0 {
 		cfg.MaxMsgs = -1 // unlimited, reported as a server reports it
 	}
-	b.streams[cfg.Name] = &stream{cfg: cfg, ids: map[string]dedupe{}, consumers: map[string]*consumer{}}
+	b.streams[cfg.Name] = &stream{cfg: cfg, ids: map[string]dedupe{}, subjects: map[string]uint64{}, consumers: map[string]*consumer{}}
 	b.sortStreams()
 	return nil
 }
@@ -217,6 +223,16 @@ func (b *Bus) DeleteStream(ctx context.Context, name string) error {
 // delivers it to matching core subscriptions; see bus.StreamPublisher. A
 // subject no stream captures fails at once with bus.ErrNoResponders.
 func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
+	return b.publishStream(ctx, m, msgID, false)
+}
+
+// PublishNew is PublishStream that stores nothing when the stream holds a
+// message on m.Subject; see bus.StreamPublisher.
+func (b *Bus) PublishNew(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
+	return b.publishStream(ctx, m, msgID, true)
+}
+
+func (b *Bus) publishStream(ctx context.Context, m *bus.Msg, msgID string, fresh bool) (bus.PubAck, error) {
 	if m == nil {
 		return bus.PubAck{}, bus.CheckMsg(m, b.opts.MaxPayload)
 	}
@@ -247,6 +263,11 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	m.Reply = ""
 	now := b.clock.Now()
 	b.routeCore(m)
+	if fresh {
+		if seq, ok := st.subjects[m.Subject]; ok {
+			return bus.PubAck{Stream: st.cfg.Name, Seq: seq, Duplicate: true}, nil
+		}
+	}
 	if msgID != "" {
 		if d, ok := st.ids[msgID]; ok && now.Sub(d.at) < st.cfg.Duplicates {
 			return bus.PubAck{Stream: st.cfg.Name, Seq: d.seq, Duplicate: true}, nil
@@ -254,6 +275,7 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 	}
 	st.last++
 	st.msgs = append(st.msgs, stored{seq: st.last, msg: m, at: now})
+	st.subjects[m.Subject] = st.last
 	if msgID != "" {
 		st.ids[msgID] = dedupe{seq: st.last, at: now}
 		st.pruneIDs(now)
@@ -310,12 +332,8 @@ func (b *Bus) HasSubject(ctx context.Context, name, subject string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	for i := len(st.msgs) - 1; i >= 0; i-- { // recent messages are the likely ones
-		if st.msgs[i].msg.Subject == subject {
-			return true, nil
-		}
-	}
-	return false, nil
+	_, ok := st.subjects[subject]
+	return ok, nil
 }
 
 // NextMsg returns the first message with sequence ≥ seq matching filter; see

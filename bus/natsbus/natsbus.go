@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -243,11 +245,31 @@ func (b *Bus) Publish(ctx context.Context, m *bus.Msg) error {
 // its PubAck; see bus.StreamPublisher. A missing ack, a timeout or an error
 // is retried per the bus's Retry policy; a bad message is not.
 func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
+	return b.publishStream(ctx, m, msgID, false)
+}
+
+// PublishNew stores m unless the stream holds a message on its subject; see
+// bus.StreamPublisher.
+func (b *Bus) PublishNew(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
+	return b.publishStream(ctx, m, msgID, true)
+}
+
+// expectNew is the header that makes the stream refuse a message on a
+// subject it holds a message on.
+const expectNew = "Nats-Expected-Last-Subject-Sequence"
+
+func (b *Bus) publishStream(ctx context.Context, m *bus.Msg, msgID string, fresh bool) (bus.PubAck, error) {
 	nm, err := b.outgoing(ctx, m)
 	if err != nil {
 		return bus.PubAck{}, err
 	}
 	nm.Reply = ""
+	if fresh {
+		if nm.Header == nil {
+			nm.Header = nats.Header{}
+		}
+		nm.Header[expectNew] = []string{"0"}
+	}
 	var opts []jetstream.PublishOpt
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
@@ -261,6 +283,11 @@ func (b *Bus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.
 		ack, err := b.publishOnce(ctx, msg, opts)
 		if err == nil {
 			return bus.PubAck{Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+		}
+		if seq, taken := subjectTaken(err); fresh && taken {
+			// Stored before: by another publisher, or by an attempt of
+			// this call whose PubAck was lost.
+			return bus.PubAck{Seq: seq, Duplicate: true}, nil
 		}
 		last = err
 		if ctx.Err() != nil || !retryable(err) || attempt >= b.retry.Attempts {
@@ -298,6 +325,31 @@ func (b *Bus) publishOnce(ctx context.Context, msg *nats.Msg, opts []jetstream.P
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// subjectTaken reports whether err is the stream's refusal of a message
+// published with Nats-Expected-Last-Subject-Sequence 0, and the sequence of
+// the message that holds the subject when the server says it (a replicated
+// stream does not).
+func subjectTaken(err error) (uint64, bool) {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	switch apiErr.ErrorCode {
+	case jetstream.JSErrCodeStreamWrongLastSequence:
+		// "wrong last sequence: 12"
+		d := apiErr.Description
+		if i := strings.LastIndexByte(d, ' '); i >= 0 {
+			if n, err := strconv.ParseUint(d[i+1:], 10, 64); err == nil {
+				return n, true
+			}
+		}
+		return 0, true
+	case jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+		return 0, true
+	}
+	return 0, false
 }
 
 func retryable(err error) bool {
