@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -278,27 +279,49 @@ type PayloadStart struct {
 func init() { event.MustRegister[PayloadStart]() }
 
 // pausing starts on PayloadStart, emits Asked, and then waits for an
-// Answered that never comes: its run context stays for inspection.
-type pausing struct{ class string }
+// Answered that never comes. Its second step, on Asked, reports the run
+// context it sees on seen (once per run: the channel has room for one).
+type pausing struct {
+	class string
+	seen  chan map[string]json.RawMessage
+}
 
 func (p *pausing) Class() string { return p.class }
 func (p *pausing) Steps() []*step.Step {
 	return []*step.Step{
 		step.New(func(ctx step.Context, s *PayloadStart) (*Asked, error) { return &Asked{}, nil }, step.Name("begin")),
-		step.New(joinAnswer, step.Name("end")),
+		step.New(func(ctx step.Context, a *Asked, r step.Maybe[*Answered]) (*event.StopEvent, error) {
+			keys, err := ctx.RunState().Keys(ctx)
+			if err != nil {
+				return nil, err
+			}
+			seen := map[string]json.RawMessage{}
+			for _, k := range keys {
+				var v json.RawMessage
+				if _, err := ctx.RunState().Get(ctx, k, &v); err != nil {
+					return nil, err
+				}
+				seen[k] = v
+			}
+			p.seen <- seen
+			return joinAnswer(ctx, a, r)
+		}, step.Name("end")),
 	}
 }
 
-// TestScenario32_StartFieldsAndHeadersSeedRunContext: the start event's
-// public fields, the configuration and the X-AIHub-* headers land in the run
-// context; without headers, _aihub_headers is unset.
+// TestScenario32_StartFieldsAndHeadersSeedRunContext: a step of the run (on
+// its second event) sees the start event's public fields, the configuration
+// and the X-AIHub-* headers in the run context; without headers,
+// _aihub_headers is unset. Only the headers are written to the store: the
+// fields are read from the start event in the stream.
 func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 	eachTarget(t, func(t *testing.T, tg target) {
 		c := client(t, tg.natsURL)
 		class := uniqueClass("S32")
 		dropStream(t, c, class)
 		st := openStore(t, tg, c)
-		startRunner(t, &pausing{class: class}, agent.WithNATS(tg.natsURL), agent.WithStore(st), agent.Standalone(), quiet(t))
+		p := &pausing{class: class, seen: make(chan map[string]json.RawMessage, 1)}
+		startRunner(t, p, agent.WithNATS(tg.natsURL), agent.WithStore(st), agent.Standalone(), quiet(t))
 
 		for _, withHeaders := range []bool{true, false} {
 			run := newRun(class, "ctx")
@@ -310,34 +333,36 @@ func TestScenario32_StartFieldsAndHeadersSeedRunContext(t *testing.T) {
 			if withHeaders {
 				h = bus.Header{"X-AIHub-User-Token": {"tok"}}
 			}
-			asked := awaitControl(t, c, run, "Asked") // published once the context is seeded
 			publish(t, c, run, start, h)
-			<-asked
-
-			sc := store.RunKey{Class: class, Run: run.Run}.RunContext()
-			keys, err := st.Keys(context.Background(), sc)
-			if err != nil {
-				t.Fatal(err)
+			var seen map[string]json.RawMessage
+			select {
+			case seen = <-p.seen:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the second step never ran")
 			}
 			for _, k := range []string{"payload", "locale", "user", engine.KeyAgentConfig} {
-				if !slices.Contains(keys, k) {
-					t.Errorf("headers %v: run context keys %v lack %q", withHeaders, keys, k)
+				if _, ok := seen[k]; !ok {
+					t.Errorf("headers %v: run context %v lacks %q", withHeaders, slices.Collect(maps.Keys(seen)), k)
 				}
 			}
-			raw, ok, err := st.Get(context.Background(), sc, engine.KeyAIHubHeaders)
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw, ok := seen[engine.KeyAIHubHeaders]
 			switch {
 			case withHeaders && (!ok || !strings.Contains(string(raw), `"x-aihub-user-token":"tok"`)):
 				t.Errorf("_aihub_headers = %s (present %v), want the lower-cased header", raw, ok)
 			case !withHeaders && ok:
 				t.Errorf("_aihub_headers = %s without headers, want unset", raw)
 			}
-			raw, _, _ = st.Get(context.Background(), sc, "payload")
 			var payload map[string]any
-			if err := json.Unmarshal(raw, &payload); err != nil || payload["k"] != "v" {
-				t.Errorf("payload = %s, want {\"k\": \"v\"}", raw)
+			if err := json.Unmarshal(seen["payload"], &payload); err != nil || payload["k"] != "v" {
+				t.Errorf("payload = %s, want {\"k\": \"v\"}", seen["payload"])
+			}
+			// The store holds the headers, not the fields.
+			keys, err := st.Keys(context.Background(), store.RunKey{Class: class, Run: run.Run}.RunContext())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(keys, "payload") {
+				t.Errorf("run context in the store %v: the start's fields were copied", keys)
 			}
 		}
 	})

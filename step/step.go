@@ -235,6 +235,19 @@ func (s *Step) HasPrecondition() bool { return s.pre != nil }
 // MaxExecutions returns the per-run execution cap, 0 for none.
 func (s *Step) MaxExecutions() int { return s.maxExec }
 
+// SingleOutput reports whether the step returns at most one event per
+// execution (a pointer, an event.Event or an Either result, or none), as
+// opposed to a list. The engine needs no record of such a step's execution
+// beside the stream: its one output, under a deterministic id, says that it
+// ran.
+func (s *Step) SingleOutput() bool {
+	switch s.results.shape {
+	case resNone, resPointer, resEvent, resEither:
+		return true
+	}
+	return false
+}
+
 // StopOnError reports whether a failure ends the run (the default).
 func (s *Step) StopOnError() bool { return s.stopOnError }
 

@@ -205,7 +205,10 @@ func (e *Engine) compensate(ctx context.Context, run store.RunKey, t topic.Agent
 	// where their outputs landed in the stream.
 	r := e.cache.get(run)
 	r.mu.Lock()
-	err = e.load(ctx, r, seq, ev)
+	err = r.setFilter(t)
+	if err == nil {
+		err = e.load(ctx, r, seq, ev)
+	}
 	byID := make(map[string]histEvent, len(r.events))
 	for _, h := range r.events {
 		byID[h.ev.EventBase().EventID] = h
@@ -249,7 +252,7 @@ func (e *Engine) compensate(ctx context.Context, run store.RunKey, t topic.Agent
 	}
 	var done, gaveUp []string
 	for _, rec := range recs {
-		ok, err := e.undo(ctx, r, t, ev, id, cfg, rec, byID, d)
+		ok, err := e.undo(ctx, r, t, ev, seq, id, cfg, rec, byID, d)
 		if err != nil {
 			return true, err
 		}
@@ -301,7 +304,7 @@ func (e *Engine) runConfig(ctx context.Context, run store.RunKey) (any, error) {
 
 // undo runs one compensation unless its claim says it ran. ok is false
 // when it was given up.
-func (e *Engine) undo(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, id *runIdentity, cfg any,
+func (e *Engine) undo(ctx context.Context, r *runEntry, t topic.Agent, trigger event.Event, seq uint64, id *runIdentity, cfg any,
 	rec *undoRecord, byID map[string]histEvent, d bus.Delivery) (ok bool, err error) {
 	run := r.key
 	s := e.w.Step(rec.Step)
@@ -328,7 +331,7 @@ func (e *Engine) undo(ctx context.Context, r *runEntry, t topic.Agent, trigger e
 	} else if args, outs, derr := e.undoArgs(s, rec, byID); derr != nil {
 		callErr = derr
 	} else {
-		sc := &stepContext{Context: ctx, e: e, r: r, t: t, run: runOf(t, trigger), step: claimStep, b: &b, cfg: cfg}
+		sc := &stepContext{Context: ctx, e: e, r: r, t: t, seq: seq, run: runOf(t, trigger), step: claimStep, b: &b, cfg: cfg}
 		callErr = s.Undo(sc, args, outs)
 	}
 	if callErr == nil {

@@ -29,7 +29,6 @@ import (
 const (
 	KeyAgentConfig  = "_agent_config"  // the run's configuration (JSON)
 	KeyAIHubHeaders = "_aihub_headers" // the X-AIHub-* headers of the last event that carried them
-	KeyStartSeq     = "_start_seq"     // stream sequence of the run's StartEvent (history loading)
 )
 
 // ConfigMissing starts the message of the ExceptionEvent published for an
@@ -78,6 +77,7 @@ type Engine struct {
 	statusCancel context.CancelFunc
 	statusMu     sync.Mutex
 	statusClosed bool
+	static       bool // the configuration resolver gives every replica the same configuration
 	local        bool // the store is in process (store.InProcess): no round trips to overlap
 }
 
@@ -166,6 +166,9 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 	for _, o := range opts {
 		o(e)
 	}
+	if st, ok := e.config.(interface{ Static() bool }); ok {
+		e.static = st.Static()
+	}
 	e.last = e.lastDelivery()
 	if e.log == nil {
 		e.log = slog.Default()
@@ -197,6 +200,11 @@ type ConfigResolver interface {
 	// context under KeyAgentConfig. An error ends the run with an
 	// ExceptionEvent whose message is the error's text.
 	Resolve(ctx context.Context, run step.Run) (json.RawMessage, error)
+	// A resolver may also have a method Static() bool: true means that
+	// Resolve gives every replica the same configuration for a run (the
+	// defaults of a standalone agent), so the engine does not store it and
+	// any replica resolves it again.
+	//
 	// Decode turns the stored JSON into the value steps get from
 	// step.Context.Config. An error (an invalid configuration) ends the run
 	// with an ExceptionEvent whose message is the error's text: it must name
@@ -210,6 +218,7 @@ func (emptyConfig) Resolve(context.Context, step.Run) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 func (emptyConfig) Decode(json.RawMessage) (any, error) { return nil, nil }
+func (emptyConfig) Static() bool                         { return true }
 
 // Execution describes one step execution, as reported to an Observer.
 type Execution struct {
@@ -503,13 +512,10 @@ func (b *beats) stop() {
 	b.armed = false
 }
 
-// setMany writes entries in one call, or one Set for a single entry.
+// setMany writes entries in one call.
 func (e *Engine) setMany(ctx context.Context, sc store.Scope, entries []store.Entry) error {
-	switch len(entries) {
-	case 0:
+	if len(entries) == 0 {
 		return nil
-	case 1:
-		return e.store.Set(ctx, sc, entries[0].Key, entries[0].Value)
 	}
 	return e.store.SetMany(ctx, sc, entries)
 }

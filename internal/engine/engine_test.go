@@ -158,12 +158,12 @@ func TestInterruptedExecutionRerunsWithSameIDs(t *testing.T) {
 }
 
 // A transient store failure Naks the delivery with a backoff; the redelivery
-// completes the work. On the first delivery the step runs before its one
-// store write (the record): when that fails nothing is published, and the
+// completes the work. On the first delivery a step returning a list runs
+// before its one store write (the record): when that fails nothing is published, and the
 // redelivery, which claims first, runs it again.
 func TestTransientStoreFailureNaks(t *testing.T) {
 	calls := 0
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) { calls++; return &Out{}, nil }, step.Name("s"))
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) { calls++; return []*Out{{}}, nil }, step.Name("s"))
 	st := &flakyStore{Store: memstore.New(), failClaim: 1}
 	h := agenttest.New(t, partial(t, "Nak", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
@@ -177,7 +177,17 @@ func TestTransientStoreFailureNaks(t *testing.T) {
 	agenttest.Equal(t, res.Count("Out"), 1)
 }
 
-// A start's run-context write goes on while the first step runs (the store
+// platformConfig resolves an empty configuration as the configuration RPC
+// would: not Static, so the start stores it.
+type platformConfig struct{}
+
+func (platformConfig) Resolve(context.Context, step.Run) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+func (platformConfig) Decode(json.RawMessage) (any, error) { return nil, nil }
+
+// A start's run-context write (here its configuration, which a resolver
+// that is not Static makes it store) goes on while the first step runs (the store
 // is not in process): the step's reads of the run context wait for it, and
 // when it fails nothing of the step is recorded or published. The
 // redelivery writes it again and the run goes on, its output published once.
@@ -193,7 +203,7 @@ func TestSeedWriteFailureRedelivers(t *testing.T) {
 		return &Out{}, nil
 	}, step.Name("s"))
 	st := &flakyStore{Store: memstore.New(), failSetMany: 1}
-	h := agenttest.New(t, partial(t, "Seed", s), agenttest.WithStore(st))
+	h := agenttest.New(t, partial(t, "Seed", s), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	h.Advance(time.Second) // the first Nak delay
@@ -312,7 +322,7 @@ func TestUndeclaredOutputIsAStepError(t *testing.T) {
 func TestEmitDisplayEvents(t *testing.T) {
 	var emitErr error
 	calls := 0
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) {
 		calls++
 		for _, c := range []string{"a", "b"} {
 			if err := ctx.Emit(&event.ChunkEvent{Content: c}); err != nil {
@@ -320,9 +330,9 @@ func TestEmitDisplayEvents(t *testing.T) {
 			}
 		}
 		emitErr = ctx.Emit(&Out{})
-		return &Out{}, nil
+		return []*Out{{}}, nil
 	}, step.Name("s"))
-	st := &flakyStore{Store: memstore.New(), failComplete: 2} // outputs not kept, outcome not recorded
+	st := &flakyStore{Store: memstore.New(), failComplete: 2} // a list is recorded: its record fails, nothing is published
 	h := agenttest.New(t, partial(t, "Emit", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
 	if !errors.Is(emitErr, engine.ErrControlEmit) {
@@ -443,15 +453,16 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
-// The first step's record goes out beside the start's run-context write.
+// The first step's record (a step returning a list keeps one) goes out
+// beside the start's run-context write.
 // When that write fails, nothing is published and the start is handed
 // back; its redelivery writes the run context again, finds the record and
 // publishes the kept outputs, without running the step a second time.
 func TestFailedSeedWriteKeepsTheRecord(t *testing.T) {
 	var runs atomic.Int32
-	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) { runs.Add(1); return &Out{}, nil }, step.Name("a"))
+	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) ([]*Out, error) { runs.Add(1); return []*Out{{}}, nil }, step.Name("a"))
 	st := &lateSeedStore{Store: memstore.New(), recorded: make(chan struct{})}
-	h := agenttest.New(t, partial(t, "SeedRecord", a), agenttest.WithStore(st))
+	h := agenttest.New(t, partial(t, "SeedRecord", a), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	agenttest.Equal(t, runs.Load(), int32(1))
@@ -501,7 +512,7 @@ func TestFailedSeedWriteDoesNotStick(t *testing.T) {
 	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) { return &Out{}, nil }, step.Name("a"))
 	b := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("b"))
 	st := &flakyStore{Store: memstore.New(), failSetMany: 1}
-	h := agenttest.New(t, partial(t, "SeedStale", a, b), agenttest.WithStore(st))
+	h := agenttest.New(t, partial(t, "SeedStale", a, b), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	// Another replica handles the redelivered start: the run context is

@@ -79,11 +79,12 @@ func TestIsPermanent(t *testing.T) {
 	}
 }
 
-// A transient failure is retried with backoff until the outage budget is
+// A transient failure (here of the store, which a step returning a list
+// writes its record to) is retried with backoff until the outage budget is
 // spent; then the run ends with an ExceptionEvent and the trigger is
 // dead-lettered, never dropped in silence.
 func TestOutageBudgetEndsTheRun(t *testing.T) {
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) { return []*Out{{}}, nil }, step.Name("s"))
 	st := &downStore{Store: memstore.New(), err: errFlaky}
 	// Delays 1 s, 2 s, then 4 s would pass the 5 s budget: three tries.
 	h := agenttest.New(t, partial(t, "Outage", s), agenttest.WithStore(st),
@@ -119,7 +120,7 @@ func TestOutageBudgetEndsTheRun(t *testing.T) {
 // is tried MaxDeliver-1 times, and the try before the server's last
 // delivery gives up itself instead of leaving it to the server.
 func TestMaxDeliverGivesUpBeforeTheLastDelivery(t *testing.T) {
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) { return []*Out{{}}, nil }, step.Name("s"))
 	st := &downStore{Store: memstore.New(), err: errFlaky}
 	h := agenttest.New(t, partial(t, "MaxDel", s), agenttest.WithStore(st),
 		agenttest.WithEngineOptions(engine.WithMaxDeliver(3)))
@@ -154,7 +155,7 @@ func TestCrashLoopGivesUpAtTheLastDelivery(t *testing.T) {
 // A permanent failure is not retried: the first delivery ends the run and
 // dead-letters the trigger.
 func TestPermanentFailureEndsTheRunAtOnce(t *testing.T) {
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) { return []*Out{{}}, nil }, step.Name("s"))
 	st := &downStore{Store: memstore.New(), err: engine.Permanent(errors.New("claim holds malformed data"))}
 	h := agenttest.New(t, partial(t, "Perm", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
@@ -216,7 +217,7 @@ func TestOutageOnNATS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			class := "Outage" + bustest.Unique()
 			var calls atomic.Int32
-			s := step.New(func(ctx step.Context, q *Question) (*Out, error) { calls.Add(1); return &Out{}, nil }, step.Name("s"))
+			s := step.New(func(ctx step.Context, q *Question) ([]*Out, error) { calls.Add(1); return []*Out{{}}, nil }, step.Name("s"))
 			st := &failingClaims{Store: memstore.New()}
 			st.left.Store(int64(tc.fails))
 			eng, err := engine.New(partial(t, class, s), nb, st, engine.WithLogger(quiet), engine.WithOutageBudget(tc.budget),
@@ -259,8 +260,9 @@ func TestOutageOnNATS(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("neither an output nor an ExceptionEvent")
 			}
-			// The first delivery runs the step before its one store write
-			// (the record), which fails: nothing is published. Redeliveries
+			// The first delivery runs the step (its outputs are a list)
+			// before its one store write (the record), which fails:
+			// nothing is published. Redeliveries
 			// claim first, so the step runs again only once a claim
 			// succeeds.
 			if tc.fails < 100 {

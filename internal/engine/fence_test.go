@@ -101,7 +101,7 @@ func TestFenceOnAnotherReplica(t *testing.T) {
 // Process refuses a subject of another class, and a run whose state was
 // seeded without an identity is not entered.
 func TestProcessRefusals(t *testing.T) {
-	h := agenttest.New(t, askerFlow(t, nil))
+	h := agenttest.New(t, askerFlow(t, nil), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
 	ev := event.Stamp(&In{})
 	a := topic.Agent{Class: "Other", ID: "a", Thread: "t", Display: "d", Run: "r", Type: topic.Control, Name: "In", EventID: ev.EventBase().EventID}
 	if err := h.Engine().Process(t.Context(), a, ev, 1); !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "agent_class") {

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/store"
+	"github.com/saap-go/agent/topic"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
@@ -114,6 +116,19 @@ type runEntry struct {
 	cfgMu     sync.Mutex
 	cfgLoaded bool
 	cfg       any
+	cfgRaw    []byte // cfg as resolved or stored (the run context's _agent_config)
+
+	// start is the latest StartEvent this process handled or read for the
+	// run, and fields its public members: the run context's values that
+	// the stream holds (see state).
+	startMu     sync.Mutex
+	start       event.Event
+	startSeq    uint64
+	startFields map[string]json.RawMessage
+
+	// published holds the ids of the control events this process
+	// published for the run (outputs it need not look for in the stream).
+	published idSet
 
 	// state is the status this process last recorded for the run, so
 	// that running is written once, not per step.
@@ -424,18 +439,12 @@ func cmpU64(a, b uint64) int {
 // the run's control events from the stream after the high-water mark. The
 // trigger itself is taken as decoded from its delivery. It holds r.mu.
 func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger event.Event) error {
-	if !r.primed {
-		r.primed = true
-		if r.hw == 0 {
-			// Start at the run's first event if the StartEvent recorded it.
-			if raw, ok, err := e.store.Get(ctx, r.key.RunContext(), KeyStartSeq); err != nil {
-				return fmt.Errorf("dispatch: read start sequence: %w", err)
-			} else if ok {
-				if s, err := parseUint(raw); err == nil && s > 0 {
-					r.hw = s - 1
-				}
-			}
-		}
+	// Unprimed, the history is read from the stream's start: the filter's
+	// subjects are the run's alone, so the server finds its first event
+	// without reading the others.
+	r.primed = true
+	if r.filter == "" {
+		return fmt.Errorf("dispatch: history of run %s read before its subjects are known", r.key.Run)
 	}
 	for r.hw < seq {
 		if r.hw+1 == seq {
@@ -443,13 +452,6 @@ func (e *Engine) load(ctx context.Context, r *runEntry, seq uint64, trigger even
 			r.add(seq, trigger)
 			r.hw = seq
 			break
-		}
-		if r.filter == "" {
-			f, err := runControl(e.class, r.key.Run)
-			if err != nil {
-				return err
-			}
-			r.filter = f
 		}
 		m, err := e.bus.NextMsg(ctx, e.stream, r.filter, r.hw+1)
 		if errors.Is(err, bus.ErrNotFound) {
@@ -582,4 +584,77 @@ func (s *snapshot) list(dst []event.Event, names []string) []event.Event {
 		dst = append(dst, s.r.events[i].ev)
 	}
 	return dst
+}
+
+// setFilter sets the run's control subject pattern from the topic of an
+// event admitted into the run: agent.<class>.<agent id>.<thread>.*.<run>.
+// control_event.*.*. The literal tokens before the run make the server's
+// lookup of the run's events independent of the stream's size (a leading
+// wildcard would not be). It holds r.mu.
+func (r *runEntry) setFilter(t topic.Agent) error {
+	if r.filter != "" {
+		return nil
+	}
+	f, err := topic.AgentPattern{Class: t.Class, ID: t.ID, Thread: t.Thread, Run: t.Run, Type: topic.Control}.Subject()
+	if err != nil {
+		return fmt.Errorf("dispatch: run %q: %w", t.Run, err)
+	}
+	r.filter = f
+	return nil
+}
+
+// loadTail makes the history complete up to the stream's last event of the
+// run, past the trigger: for a redelivery, which must see whether an
+// earlier handling published a step's outputs. It holds r.mu.
+func (e *Engine) loadTail(ctx context.Context, r *runEntry, seq uint64, trigger event.Event) error {
+	if err := e.load(ctx, r, seq, trigger); err != nil {
+		return err
+	}
+	for {
+		m, err := e.bus.NextMsg(ctx, e.stream, r.filter, r.hw+1)
+		if errors.Is(err, bus.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("dispatch: load history of run %s: %w", r.key.Run, err)
+		}
+		if m.Seq <= r.hw {
+			return fmt.Errorf("dispatch: NextMsg(%d) returned seq %d", r.hw+1, m.Seq)
+		}
+		if ev, err := event.Unmarshal(m.Data); err != nil {
+			e.log.WarnContext(ctx, "dispatch: skipping an undecodable event in the run's history",
+				"subject", m.Subject, "seq", m.Seq, "error", err)
+		} else {
+			r.add(m.Seq, ev)
+		}
+		r.hw = m.Seq
+	}
+}
+
+// noteStart records ev, a StartEvent at seq, as the run's latest start.
+func (r *runEntry) noteStart(seq uint64, ev event.Event) {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	if r.start == nil || seq >= r.startSeq {
+		r.start, r.startSeq, r.startFields = ev, seq, nil
+	}
+}
+
+// idSet is a small set of event ids: a run publishes few control events
+// from one process.
+type idSet struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *idSet) add(id string) {
+	s.mu.Lock()
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
+}
+
+func (s *idSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.ids, id)
 }

@@ -44,6 +44,17 @@ func (b *lossyBus) PublishStream(ctx context.Context, m *bus.Msg, id string) (bu
 	return ack, err
 }
 
+func (b *lossyBus) PublishNew(ctx context.Context, m *bus.Msg, id string) (bus.PubAck, error) {
+	if strings.Contains(m.Subject, ".control_event."+b.name+".") && b.fails.Add(-1) >= 0 {
+		return bus.PubAck{}, errLost
+	}
+	ack, err := b.Bus.PublishNew(ctx, m, id)
+	if err == nil && b.stored != nil && strings.Contains(m.Subject, ".control_event."+b.name+".") {
+		b.stored <- struct{}{}
+	}
+	return ack, err
+}
+
 // countSubjects counts the stored messages of stream per event name.
 func countSubjects(t *testing.T, b bus.Bus, stream string) map[string]int {
 	t.Helper()

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -87,7 +85,6 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	if term {
 		ep = e.terminalEpoch(ctx)
 	}
-	var prev startSeq
 	var ended bool
 	var err error
 	if start || id == nil {
@@ -95,7 +92,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		if rs, err = e.readRun(ctx, run, t, start, id, term, first); err != nil {
 			return err
 		}
-		id, prev, ended = rs.id, rs.prev, rs.ended
+		id, ended = rs.id, rs.ended
 	} else if term && (ep == 0 || r.termEpoch.Load() != ep) {
 		_, ended, err = e.store.Marker(ctx, run, store.MarkerTerminal)
 	}
@@ -137,7 +134,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			}
 		}()
 	}
-	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, &prev, first)
+	cfg, ok, err := e.prepare(ctx, r, t, ev, seq, first)
 	if ok && start {
 		// store.Pending unless a step ran at once (it recorded running or
 		// waiting): one status write fewer per run.
@@ -152,6 +149,10 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	}
 
 	r.mu.Lock()
+	if err := r.setFilter(t); err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	if boundByTrigger(cands, event.Name(ev)) {
 		// Nothing before the trigger can change what the steps get: the
 		// stream read is left to the first step that needs the history.
@@ -184,7 +185,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// All candidates are judged before any runs.
 	ready := plans[:0]
 	for _, p := range plans {
-		p.scv = stepContext{Context: sctx, e: e, r: r, t: t, run: runOf(t, ev), step: p.step.Name(), b: &p.b, cfg: cfg}
+		p.scv = stepContext{Context: sctx, e: e, r: r, t: t, seq: seq, run: runOf(t, ev), step: p.step.Name(), b: &p.b, cfg: cfg}
 		p.sc = &p.scv
 		ok, err := e.ready(ctx, run, p)
 		if err != nil {
@@ -243,50 +244,51 @@ func boundByTrigger(cands []*step.Step, trigger string) bool {
 // runRead is what readRun found.
 type runRead struct {
 	id    *runIdentity // nil: none recorded
-	prev  startSeq
 	ended bool
 }
 
-// readRun reads, concurrently, what an event needs from the store when this
-// process does not know the run's identity or the event is a start: the
-// identity (a start records it unless known), a start's recorded start
-// sequence and, if term, the terminal marker. A cached run's other events
-// need none of it, so they do not pay for the goroutines.
+// readRun reads what an event needs from the store when this process does
+// not know the run's identity or the event is a start: the identity (a
+// start records it unless known) and, if term, the terminal marker. A
+// start's first delivery that records the identity has founded the run,
+// which then has no terminal marker to read. A cached run's other events
+// need none of it.
 func (e *Engine) readRun(ctx context.Context, run store.RunKey, t topic.Agent, start bool, id *runIdentity, term, fresh bool) (runRead, error) {
-	if e.local {
-		return e.readRunLocal(ctx, run, t, start, id, term)
-	}
 	rs := runRead{id: id}
 	var idErr, termErr error
-	var wg sync.WaitGroup
-	if start {
-		readPrev := func() { rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq) }
-		switch {
-		case id == nil && !fresh:
-			e.spawn(&wg, readPrev)
-			e.spawn(&wg, func() { rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd) })
-		case id == nil:
-			// A run whose identity this start records is new: it has no
-			// earlier start to keep, so the start sequence is read only
-			// when the identity was there already.
-			e.spawn(&wg, func() {
-				var created bool
-				if rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd); idErr == nil && !created {
-					readPrev()
-				}
-			})
-		default:
-			e.spawn(&wg, readPrev)
+	readTerm := func() { _, rs.ended, termErr = e.store.Marker(ctx, run, store.MarkerTerminal) }
+	switch {
+	case start && id == nil && fresh:
+		var created bool
+		rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd)
+		if idErr == nil && !created && term {
+			readTerm()
 		}
-	} else if term {
-		e.spawn(&wg, func() { rs.id, idErr = e.loadIdentity(ctx, run) })
-	} else {
-		rs.id, idErr = e.loadIdentity(ctx, run) // nothing to overlap with
+		term = false
+	case start && id == nil:
+		if term && !e.local {
+			var wg sync.WaitGroup
+			e.spawn(&wg, readTerm)
+			rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd)
+			wg.Wait()
+			term = false
+		} else {
+			rs.id, idErr = claimIdentity(ctx, e.store, run, t, e.rnd)
+		}
+	case id == nil:
+		if term && !e.local {
+			var wg sync.WaitGroup
+			e.spawn(&wg, readTerm)
+			rs.id, idErr = e.loadIdentity(ctx, run)
+			wg.Wait()
+			term = false
+		} else {
+			rs.id, idErr = e.loadIdentity(ctx, run)
+		}
 	}
-	if term {
-		_, rs.ended, termErr = e.store.Marker(ctx, run, store.MarkerTerminal)
+	if idErr == nil && term {
+		readTerm()
 	}
-	wg.Wait()
 	if idErr != nil {
 		return rs, idErr
 	}
@@ -296,41 +298,14 @@ func (e *Engine) readRun(ctx context.Context, run store.RunKey, t topic.Agent, s
 	return rs, nil
 }
 
-// readRunLocal is readRun for an in-process store: one read after the
-// other, as there is no round trip to overlap.
-func (e *Engine) readRunLocal(ctx context.Context, run store.RunKey, t topic.Agent, start bool, id *runIdentity, term bool) (runRead, error) {
-	rs := runRead{id: id}
-	var err error
-	switch {
-	case start:
-		created := false
-		if id == nil {
-			rs.id, created, err = claimIdentityNew(ctx, e.store, run, t, e.rnd)
-		}
-		if err == nil && !created {
-			rs.prev.raw, rs.prev.ok, rs.prev.err = e.store.Get(ctx, run.RunContext(), KeyStartSeq)
-		}
-	default:
-		rs.id, err = e.loadIdentity(ctx, run)
-	}
-	if err != nil {
-		return rs, err
-	}
-	if term {
-		if _, rs.ended, err = e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
-			return rs, fmt.Errorf("dispatch: read terminal marker: %w", err)
-		}
-	}
-	return rs, nil
-}
-
-// prepare resolves or loads the run's configuration, seeds the run context
-// from a StartEvent and returns the run's decoded
+// prepare resolves or loads the run's configuration, writes what a
+// StartEvent leaves in the store and returns the run's decoded
 // configuration; ok is false when the event must not be evaluated. The
-// caller has checked that the run has not ended. A StartEvent's writes
-// (configuration, headers, start sequence, its fields) go to the store as one
-// batch.
-func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, prev *startSeq, first bool) (cfg any, ok bool, err error) {
+// caller has checked that the run has not ended. A start writes only what
+// the stream cannot say: the configuration, unless the resolver gives every
+// replica the same one (Static), and the X-AIHub headers it carries. Its
+// public fields are read from the start event itself (see state).
+func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, first bool) (cfg any, ok bool, err error) {
 	run := r.key
 	sc := run.RunContext()
 	start := event.IsStart(ev)
@@ -338,51 +313,58 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	defer r.cfgMu.Unlock()
 	var batch []store.Entry
 	var raw []byte
-	if start {
-		batch = make([]store.Entry, 0, 16) // configuration, headers, start sequence, the event's fields
-	}
 	if !r.cfgLoaded {
-		if start {
+		switch {
+		case start:
 			raw, err = e.config.Resolve(ctx, runOf(t, ev))
 			if err != nil {
 				return nil, false, e.fail(ctx, r, t, ev, err.Error())
 			}
-			batch = append(batch, store.Entry{Key: KeyAgentConfig, Value: raw})
-		} else {
+			if !e.static {
+				batch = append(batch, store.Entry{Key: KeyAgentConfig, Value: raw})
+			}
+		case r.ident.Load() == nil:
+			// No start recorded the run: it was never started, or it
+			// ended (markers outlive the run's state). A run that has a
+			// stored configuration but no identity was not started by this
+			// engine and is not entered.
+			if !e.static {
+				if _, found, err := e.store.Get(ctx, sc, KeyAgentConfig); err != nil {
+					return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
+				} else if found {
+					return nil, false, refuse("run %s has no recorded identity (no start event recorded one)", t.Run)
+				}
+			}
+			if _, ended, err := e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
+				return nil, false, fmt.Errorf("dispatch: read terminal marker: %w", err)
+			} else if ended {
+				e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
+					"run_id", t.Run, "event", event.Name(ev))
+				r.terminate()
+				e.cache.evict(run) // do not keep a history for a dead run
+				return nil, false, nil
+			}
+			subject, _ := t.Subject()
+			msg := fmt.Sprintf("%s for event %s and topic %s", ConfigMissing, event.Name(ev), subject)
+			return nil, false, e.fail(ctx, r, t, ev, msg)
+		case e.static:
+			if raw, err = e.config.Resolve(ctx, runOf(t, ev)); err != nil {
+				return nil, false, e.fail(ctx, r, t, ev, err.Error())
+			}
+		default:
 			var found bool
 			raw, found, err = e.store.Get(ctx, sc, KeyAgentConfig)
 			if err != nil {
 				return nil, false, fmt.Errorf("dispatch: read agent config: %w", err)
 			}
-			if found && r.ident.Load() == nil {
-				// A start on another replica may have recorded the identity
-				// since it was read; a run that has none was not started
-				// by this engine and is not entered.
-				id, err := e.loadIdentity(ctx, run)
-				if err != nil {
-					return nil, false, err
-				}
-				if id == nil {
-					return nil, false, refuse("run %s has no recorded identity (no start event recorded one)", t.Run)
-				}
-				r.ident.CompareAndSwap(nil, id)
-				if err := id.admit(t); err != nil {
-					return nil, false, err
-				}
-			}
 			if !found {
-				if _, ended, err := e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
-					return nil, false, fmt.Errorf("dispatch: read terminal marker: %w", err)
-				} else if ended {
-					e.log.InfoContext(ctx, "dispatch: event of an ended run skipped",
-						"run_id", t.Run, "event", event.Name(ev))
-					r.terminate()
-					e.cache.evict(run) // do not keep a history for a dead run
-					return nil, false, nil
+				// The start's write may still be on its way, or was lost
+				// with a replica that died before its ack: the start is
+				// redelivered and writes it again. Meanwhile the platform
+				// gives this replica the same configuration.
+				if raw, err = e.config.Resolve(ctx, runOf(t, ev)); err != nil {
+					return nil, false, e.fail(ctx, r, t, ev, err.Error())
 				}
-				subject, _ := t.Subject()
-				msg := fmt.Sprintf("%s for event %s and topic %s", ConfigMissing, event.Name(ev), subject)
-				return nil, false, e.fail(ctx, r, t, ev, msg)
 			}
 		}
 	}
@@ -409,17 +391,17 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 		}
 	}
 	if start {
-		if batch, err = e.startEntries(ev, seq, prev, batch); err != nil {
-			return nil, false, err
-		}
 		if err := e.seed(ctx, r, batch, first); err != nil {
 			return nil, false, err
 		}
 		r.prime(seq)
+		r.noteStart(seq, ev)
 	}
 	// Only once the configuration is stored: a failed write is retried by
 	// the redelivery, which must store it again.
-	r.cfg, r.cfgLoaded = c, true
+	if !loaded {
+		r.cfg, r.cfgRaw, r.cfgLoaded = c, raw, true
+	}
 	return c, true, nil
 }
 
@@ -484,41 +466,6 @@ func (e *Engine) writeSeed(ctx context.Context, sc store.Scope, batch []store.En
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// startSeq is the run's recorded start sequence, as read before prepare.
-type startSeq struct {
-	raw []byte
-	ok  bool
-	err error
-}
-
-// startEntries appends the run-context entries of a start event to batch:
-// its start sequence, unless prev records an earlier one, and its public
-// fields (the reference's to_context_dict).
-func (e *Engine) startEntries(ev event.Event, seq uint64, prev *startSeq, batch []store.Entry) ([]store.Entry, error) {
-	// Keep the earliest start: a second StartEvent in the run must not hide
-	// the history before it.
-	if prev.err != nil {
-		return nil, fmt.Errorf("dispatch: read start sequence: %w", prev.err)
-	}
-	if p, perr := parseUint(prev.raw); !prev.ok || perr != nil || p > seq {
-		batch = append(batch, store.Entry{Key: KeyStartSeq, Value: strconv.AppendUint(nil, seq, 10)})
-	}
-	data, err := event.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("dispatch: encode start event: %w", err)
-	}
-	if err := eachMember(data, func(k string, v []byte) error {
-		if strings.HasPrefix(k, "_") || k == "event_id" || k == "created_at" {
-			return nil
-		}
-		batch = append(batch, store.Entry{Key: k, Value: v})
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("dispatch: seed run context: %w", err)
-	}
-	return batch, nil
 }
 
 func runOf(t topic.Agent, trigger event.Event) step.Run {
@@ -702,8 +649,23 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if r.terminated.Load() {
 		return nil
 	}
+	// A step that returns at most one event and has no cap keeps no record:
+	// its output, under the binding's deterministic id, is its completion.
+	single := s.SingleOutput() && s.MaxExecutions() == 0
 	fast := p.fresh && s.MaxExecutions() == 0
 	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs}
+	if single && !p.fresh {
+		// A redelivery: an earlier handling may have published the
+		// output. If not, the claim tells of a failure it recorded.
+		ran, err := e.ranBefore(ctx, r, p)
+		if err != nil || ran {
+			return err
+		}
+	} else if single && e.published(r, p) {
+		// A duplicate of a trigger whose step's output this process
+		// published: nothing to run.
+		return nil
+	}
 	if !fast {
 		res, err := e.store.Claim(ctx, run, store.ClaimRequest{Step: s.Name(), Key: p.b.key, Max: int64(s.MaxExecutions())})
 		if err != nil {
@@ -818,6 +780,10 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			}
 			return nil
 		}
+	}
+	// A failure that ends nothing (continue on error) leaves no output:
+	// its record says that the execution ran.
+	if fast && (!single || (callErr != nil && len(evs) == 0)) {
 		keep := outcome
 		keep.Outputs = kept
 		res, err := e.store.Record(ctx, run, s.Name(), p.b.key, keep)
@@ -838,7 +804,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			}
 			return e.republish(ctx, r, t, p, x, res.Outcome)
 		}
-	} else if len(kept) > 0 {
+	} else if !fast && len(kept) > 0 {
 		keep := outcome
 		keep.Outputs = kept
 		if err := e.complete(ctx, run, s.Name(), p.b.key, keep); err != nil {
@@ -1101,18 +1067,29 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 		e.dropLate(ctx, r, stepName, ev)
 		return false, false, nil
 	}
+	// The stream refuses a control event whose subject (ending in its
+	// event id) it holds already, however long ago it was stored: a
+	// publish is its step's completion, once.
 	stored := false
 	if control && recheck {
+		// Looked up first: a refused publish would still reach the
+		// subject's core subscribers.
 		if stored, err = e.bus.HasSubject(ctx, e.stream, controlSubj); err != nil {
 			return false, false, fmt.Errorf("dispatch: look up %s in the stream: %w", name, err)
 		}
 	}
 	if control && !stored {
-		if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id); err != nil {
+		ack, err := e.bus.PublishNew(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id)
+		if err != nil {
 			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
+		stored = ack.Duplicate
+		r.published.add(id)
 	}
-	if display && !stored {
+	// A kept output published again skips its display copy when the
+	// stream had it: it went out with the first publish. A first publish
+	// that finds its subject taken (a lost PubAck retried) still sends it.
+	if display && !(stored && recheck) {
 		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Data: data}); err != nil {
 			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
@@ -1125,6 +1102,37 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 		r.terminalStored.Store(true)
 	}
 	return true, !stored, nil
+}
+
+// published reports whether this process published the output (or the
+// exception) of p's binding: a duplicate trigger then runs nothing.
+func (e *Engine) published(r *runEntry, p *plan) bool {
+	return r.published.has(p.b.id("out", 0)) || r.published.has(p.b.id("exception", 0))
+}
+
+// ranBefore reports whether the run's history holds the output (or the
+// exception) of p's binding: an execution that published it completed, and
+// a redelivery of its trigger does not run the step again. The history is
+// read to the stream's end for it, unless this process published the
+// output itself.
+func (e *Engine) ranBefore(ctx context.Context, r *runEntry, p *plan) (bool, error) {
+	if e.published(r, p) {
+		return true, nil
+	}
+	out, exc := p.b.id("out", 0), p.b.id("exception", 0)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := e.loadTail(ctx, r, p.sc.seq, p.sc.run.Trigger); err != nil {
+		return false, err
+	}
+	_, ran := r.indexOf(out)
+	if !ran {
+		_, ran = r.indexOf(exc)
+	}
+	if ran {
+		e.log.InfoContext(ctx, "dispatch: step's output already in the run; not run again", "run_id", r.key.Run, "step", p.step.Name())
+	}
+	return ran, nil
 }
 
 // checkOutput is the strict validation of an event a step returns or emits,

@@ -51,7 +51,7 @@ func TestStartSeedsRunContext(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{engine.KeyAgentConfig, engine.KeyAIHubHeaders, engine.KeyStartSeq, "display_description", "display_name", "text"}
+	want := []string{engine.KeyAgentConfig, engine.KeyAIHubHeaders, "display_description", "display_name", "text"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("run context keys %q, want %q", keys, want)
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/saap-go/agent/store"
@@ -99,6 +101,184 @@ func (st state) Incr(ctx context.Context, key string, delta int64) (int64, error
 	return st.s.Incr(ctx, st.scope, key, delta)
 }
 
+// runState is the run context as a step sees it: what the run wrote to the
+// store, over what the stream holds, the configuration and the public
+// fields of the run's latest StartEvent (the reference's to_context_dict),
+// which the engine never copies into the store. Deleting such a value
+// stores a tombstone, so that it stays deleted on every replica.
+type runState struct {
+	state
+	c *stepContext
+}
+
+// tombstone is the stored value of a deleted value the stream still holds;
+// no JSON value starts with it.
+var tombstone = []byte{0}
+
+func isTombstone(raw []byte) bool { return len(raw) == 1 && raw[0] == 0 }
+
+// virtual returns the value the stream gives key, if any.
+func (st *runState) virtual(ctx context.Context, key string) ([]byte, bool, error) {
+	fields, err := st.c.e.startFields(ctx, st.c)
+	if err != nil {
+		return nil, false, err
+	}
+	v, ok := fields[key]
+	return v, ok, nil
+}
+
+func (st *runState) Get(ctx context.Context, key string, v any) (bool, error) {
+	if err := st.wait(ctx); err != nil {
+		return false, err
+	}
+	raw, ok, err := st.s.Get(ctx, st.scope, key)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		if raw, ok, err = st.virtual(ctx, key); err != nil || !ok {
+			return false, err
+		}
+	}
+	if isTombstone(raw) {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("dispatch: run context key %q: %w", key, err)
+	}
+	return true, nil
+}
+
+func (st *runState) Delete(ctx context.Context, key string) error {
+	if err := st.wait(ctx); err != nil {
+		return err
+	}
+	if _, ok, err := st.virtual(ctx, key); err != nil {
+		return err
+	} else if ok {
+		return st.s.Set(ctx, st.scope, key, tombstone)
+	}
+	return st.s.Delete(ctx, st.scope, key)
+}
+
+func (st *runState) Keys(ctx context.Context) ([]string, error) {
+	if err := st.wait(ctx); err != nil {
+		return nil, err
+	}
+	keys, err := st.s.Keys(ctx, st.scope)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := st.c.e.startFields(ctx, st.c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(keys)+len(fields))
+	for k := range fields {
+		out = append(out, k)
+	}
+	for _, k := range keys {
+		if _, dup := fields[k]; !dup {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	// Drop the deleted: a stored tombstone hides the key.
+	kept := out[:0]
+	for _, k := range out {
+		if _, isStored := slices.BinarySearch(keys, k); isStored {
+			raw, ok, err := st.s.Get(ctx, st.scope, k)
+			if err != nil {
+				return nil, err
+			}
+			if ok && isTombstone(raw) {
+				continue
+			}
+		}
+		kept = append(kept, k)
+	}
+	return kept, nil
+}
+
+func (st *runState) Incr(ctx context.Context, key string, delta int64) (int64, error) {
+	if err := st.wait(ctx); err != nil {
+		return 0, err
+	}
+	if _, ok, err := st.s.Get(ctx, st.scope, key); err != nil {
+		return 0, err
+	} else if !ok {
+		// A start field counts from its value: store it first.
+		if raw, found, err := st.virtual(ctx, key); err != nil {
+			return 0, err
+		} else if found {
+			if err := st.s.Set(ctx, st.scope, key, raw); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return st.s.Incr(ctx, st.scope, key, delta)
+}
+
+// startFields returns the run context values the stream holds for the run
+// of c: _agent_config, and the public fields of its latest StartEvent up to
+// c's trigger, read from the history (loaded from the stream if need be).
+func (e *Engine) startFields(ctx context.Context, c *stepContext) (map[string]json.RawMessage, error) {
+	r := c.r
+	r.startMu.Lock()
+	ev, fields := r.start, r.startFields
+	r.startMu.Unlock()
+	if ev == nil {
+		// Not handled here: the run's latest start in its history.
+		r.mu.Lock()
+		err := e.load(ctx, r, c.seq, c.run.Trigger)
+		if err == nil {
+			for i := len(r.events) - 1; i >= 0; i-- {
+				h := r.events[i]
+				if h.seq <= c.seq && event.IsStart(h.ev) {
+					r.noteStart(h.seq, h.ev)
+					break
+				}
+			}
+		}
+		r.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		r.startMu.Lock()
+		ev, fields = r.start, r.startFields
+		r.startMu.Unlock()
+	}
+	if fields != nil {
+		return fields, nil
+	}
+	fields = map[string]json.RawMessage{}
+	r.cfgMu.Lock()
+	if r.cfgRaw != nil {
+		fields[KeyAgentConfig] = r.cfgRaw
+	}
+	r.cfgMu.Unlock()
+	if ev != nil {
+		data, err := event.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: encode start event: %w", err)
+		}
+		if err := eachMember(data, func(k string, v []byte) error {
+			if !strings.HasPrefix(k, "_") && k != "event_id" && k != "created_at" {
+				fields[k] = v
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("dispatch: run context of the start event: %w", err)
+		}
+	}
+	r.startMu.Lock()
+	if r.start == ev {
+		r.startFields = fields
+	}
+	r.startMu.Unlock()
+	return fields, nil
+}
+
 var noopTracer = noop.NewTracerProvider().Tracer("github.com/saap-go/agent/dispatch")
 
 // stepContext is the step.Context of one execution (or precondition call).
@@ -107,6 +287,7 @@ type stepContext struct {
 	e     *Engine
 	r     *runEntry
 	t     topic.Agent // the trigger's topic: the run's identity
+	seq   uint64      // the trigger's stream sequence
 	run   step.Run
 	step  string
 	b     *binding
@@ -120,7 +301,7 @@ type stepContext struct {
 func (c *stepContext) Run() step.Run { return c.run }
 
 func (c *stepContext) RunState() step.State {
-	return state{s: c.e.store, scope: c.r.key.RunContext(), seeded: c.r}
+	return &runState{state: state{s: c.e.store, scope: c.r.key.RunContext(), seeded: c.r}, c: c}
 }
 
 func (c *stepContext) ThreadState() step.State {

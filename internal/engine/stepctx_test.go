@@ -20,7 +20,7 @@ func TestStepContext(t *testing.T) {
 	var runs []step.Run
 	var stateKeys []string
 	var cfg []any
-	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
+	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) {
 		keys = append(keys, ctx.IdempotencyKey())
 		runs = append(runs, ctx.Run())
 		cfg = append(cfg, ctx.Config())
@@ -43,9 +43,9 @@ func TestStepContext(t *testing.T) {
 		}
 		k, err := st.Keys(ctx)
 		stateKeys = k
-		return &Out{}, err
+		return []*Out{{}}, err
 	}, step.Name("s"))
-	st := &flakyStore{Store: memstore.New(), failComplete: 2} // outputs not kept, outcome not recorded
+	st := &flakyStore{Store: memstore.New(), failComplete: 2} // a list is recorded: its record fails, nothing is published
 	h := agenttest.New(t, partial(t, "Ctx", s), agenttest.WithStore(st))
 	res := h.Start(&In{})
 	in := res.IDs("In")[0]
