@@ -218,7 +218,7 @@ func (emptyConfig) Resolve(context.Context, step.Run) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 func (emptyConfig) Decode(json.RawMessage) (any, error) { return nil, nil }
-func (emptyConfig) Static() bool                         { return true }
+func (emptyConfig) Static() bool                        { return true }
 
 // Execution describes one step execution, as reported to an Observer.
 type Execution struct {

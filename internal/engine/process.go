@@ -1240,12 +1240,3 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, ev event.Event)
 	}
 	return nil
 }
-
-// runControl is the run's control subject pattern.
-func runControl(class, run string) (string, error) {
-	f, err := topic.RunControl(class, run)
-	if err != nil {
-		return "", fmt.Errorf("dispatch: run %q: %w", run, err)
-	}
-	return f, nil
-}

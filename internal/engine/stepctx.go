@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -375,12 +374,3 @@ func unregistered(ev event.Event) error {
 	return fmt.Errorf("%w: Emit(%T): register the type once, e.g. in an init function: func init() { event.MustRegister[%s]() }",
 		ErrUnregistered, ev, name)
 }
-
-func parseUint(raw []byte) (uint64, error) {
-	if len(raw) == 0 {
-		return 0, errNoNumber // strconv's *NumError would cost an allocation
-	}
-	return strconv.ParseUint(string(raw), 10, 64)
-}
-
-var errNoNumber = errors.New("dispatch: empty number")
