@@ -67,7 +67,8 @@ type Engine struct {
 	beats      beats
 	rnd        io.Reader      // source of run secrets; nil: crypto/rand
 	timers     timeouts       // the questions' deadlines
-	term       termWatch      // the terminal markers, when the store can watch them
+	term       markerWatch    // the terminal markers
+	dirty      markerWatch    // the dirty markers (runs whose state another replica wrote)
 	statusWG   sync.WaitGroup // status writes made off the runs' paths
 	// pool runs the store calls made beside a run's path (reads overlapped
 	// with each other, the start's write, status writes).
@@ -77,6 +78,7 @@ type Engine struct {
 	statusCancel context.CancelFunc
 	statusMu     sync.Mutex
 	statusClosed bool
+	statusDelay  time.Duration
 	static       bool // the configuration resolver gives every replica the same configuration
 	local        bool // the store is in process (store.InProcess): no round trips to overlap
 }
@@ -145,17 +147,18 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		return nil, fmt.Errorf("dispatch: workflow class: %w", err) // names too long for JetStream
 	}
 	e := &Engine{
-		w:         w,
-		class:     w.Class(),
-		stream:    topic.StreamName(w.Class()),
-		bus:       b,
-		store:     s,
-		cache:     newRunCache(10000),
-		heartbeat: 10 * time.Second,
-		config:    emptyConfig{},
-		now:       time.Now,
-		backoff:   bus.Backoff,
-		budget:    DefaultOutageBudget,
+		w:           w,
+		class:       w.Class(),
+		stream:      topic.StreamName(w.Class()),
+		bus:         b,
+		store:       s,
+		cache:       newRunCache(10000),
+		heartbeat:   10 * time.Second,
+		config:      emptyConfig{},
+		now:         time.Now,
+		backoff:     bus.Backoff,
+		budget:      DefaultOutageBudget,
+		statusDelay: DefaultStatusDelay,
 	}
 	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
 	e.pool = workers.New(64)
@@ -163,6 +166,9 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 	if ip, ok := s.(store.InProcess); ok {
 		e.local = ip.InProcess()
 	}
+	e.store = tracked{Store: s, e: e}
+	e.term = markerWatch{name: store.MarkerTerminal, set: e.terminalSet}
+	e.dirty = markerWatch{name: MarkerDirty, set: e.dirtySet}
 	for _, o := range opts {
 		o(e)
 	}
@@ -485,6 +491,7 @@ func (e *Engine) Close() {
 	e.beats.stop()
 	e.timers.stop()
 	e.term.stop()
+	e.dirty.stop()
 	e.statusMu.Lock()
 	e.statusClosed = true
 	e.statusMu.Unlock()

@@ -107,6 +107,15 @@ type runEntry struct {
 	// termEpoch is the epoch of the terminal-marker watch under which this
 	// process read the run's marker and found it unset (see termWatch).
 	termEpoch atomic.Uint64
+	// founded is set when this process recorded the run's identity: it
+	// handled the run's first start. dirty is set once the run has state
+	// in the store (see tracked), dirtyMarked once this process told the
+	// founder so, and dirtyEpoch is the epoch of the dirty-marker watch
+	// under which the run was founded.
+	founded     atomic.Bool
+	dirty       atomic.Bool
+	dirtyMarked atomic.Bool
+	dirtyEpoch  atomic.Uint64
 	pubMu     sync.Mutex // orders publishing against terminal events
 
 	actMu  sync.Mutex
@@ -139,6 +148,7 @@ type runEntry struct {
 	statusMu   sync.Mutex
 	statusDone chan struct{}
 	statusGen  atomic.Uint64
+	statusWait []queuedStatus // writes waiting for the status delay
 
 	// seed is the start event's write of the run context while it is in
 	// flight (see Engine.seed); nil once none is.
@@ -631,8 +641,8 @@ func (e *Engine) loadTail(ctx context.Context, r *runEntry, seq uint64, trigger 
 	}
 }
 
-// noteStart records ev, a StartEvent at seq, as the run's latest start.
-func (r *runEntry) noteStart(seq uint64, ev event.Event) {
+// setStart records ev, a StartEvent at seq, as the run's latest start.
+func (r *runEntry) setStart(seq uint64, ev event.Event) {
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
 	if r.start == nil || seq >= r.startSeq {

@@ -93,6 +93,12 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			return err
 		}
 		id, ended = rs.id, rs.ended
+		if rs.founded {
+			// The dirty markers are watched from before the run's first
+			// step, so that teardown hears of every other replica's write.
+			r.dirtyEpoch.Store(e.epochOf(ctx, &e.dirty))
+			r.founded.Store(true)
+		}
 	} else if term && (ep == 0 || r.termEpoch.Load() != ep) {
 		_, ended, err = e.store.Marker(ctx, run, store.MarkerTerminal)
 	}
@@ -243,8 +249,9 @@ func boundByTrigger(cands []*step.Step, trigger string) bool {
 
 // runRead is what readRun found.
 type runRead struct {
-	id    *runIdentity // nil: none recorded
-	ended bool
+	id      *runIdentity // nil: none recorded
+	ended   bool
+	founded bool // this call recorded the identity: the run is new
 }
 
 // readRun reads what an event needs from the store when this process does
@@ -259,9 +266,8 @@ func (e *Engine) readRun(ctx context.Context, run store.RunKey, t topic.Agent, s
 	readTerm := func() { _, rs.ended, termErr = e.store.Marker(ctx, run, store.MarkerTerminal) }
 	switch {
 	case start && id == nil && fresh:
-		var created bool
-		rs.id, created, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd)
-		if idErr == nil && !created && term {
+		rs.id, rs.founded, idErr = claimIdentityNew(ctx, e.store, run, t, e.rnd)
+		if idErr == nil && !rs.founded && term {
 			readTerm()
 		}
 		term = false
@@ -395,7 +401,7 @@ func (e *Engine) prepare(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 			return nil, false, err
 		}
 		r.prime(seq)
-		r.noteStart(seq, ev)
+		r.setStart(seq, ev)
 	}
 	// Only once the configuration is stored: a failed write is retried by
 	// the redelivery, which must store it again.
@@ -1219,8 +1225,10 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, ev event.Event)
 	// deleted finds the run ended. Deleting twice is harmless, so the end
 	// marker, written last, tells a duplicate delivery of the terminal
 	// event from the first.
-	if err := e.store.DeleteRun(ctx, run); err != nil {
-		return fmt.Errorf("dispatch: delete run state: %w", err)
+	if e.stateToDelete(e.cache.peek(run)) {
+		if err := e.store.DeleteRun(ctx, run); err != nil {
+			return fmt.Errorf("dispatch: delete run state: %w", err)
+		}
 	}
 	cur, created, err := e.store.SetMarker(ctx, run, store.MarkerEnd, marker)
 	if err != nil {

@@ -2,12 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
+	"github.com/saap-go/agent/topic"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
@@ -154,5 +156,87 @@ func TestStoreCallsPerRun(t *testing.T) {
 	}
 	if n := st.total(); n > 5 {
 		t.Errorf("%d store calls per run, want at most 5", n)
+	}
+}
+
+// Teardown deletes a run's state only when the run has some: a run whose
+// founder wrote none, and no other replica did, ends without a deletion;
+// a write by another replica (here the second step's, on a second engine
+// sharing bus and store) reaches the founder through MarkerDirty, and the
+// run's state is deleted at its end.
+func TestTeardownDeletesOnlyWrittenState(t *testing.T) {
+	for _, write := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clean", true: "written-elsewhere"}[write], func(t *testing.T) {
+			ctx := t.Context()
+			s1 := step.New(func(ctx step.Context, q *Question) (*In, error) { return &In{}, nil }, step.Name("s1"))
+			s2 := step.New(func(ctx step.Context, a *In) (*Out, error) {
+				if write {
+					if err := ctx.RunState().Set(ctx, "k", "v"); err != nil {
+						return nil, err
+					}
+				}
+				return &Out{}, nil
+			}, step.Name("s2"))
+			s3 := step.New(func(ctx step.Context, o *Out) (*event.StopEvent, error) { return &event.StopEvent{}, nil }, step.Name("s3"))
+			w, err := step.NewWorkflow("Dirty", s1, s2, s3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := memory.New(memory.Options{Manual: true, Logger: quiet})
+			defer b.Close()
+			if err := b.EnsureStream(ctx, bus.AgentStream("Dirty")); err != nil {
+				t.Fatal(err)
+			}
+			st := newCountingStore()
+			engines := make([]*engine.Engine, 2)
+			for i := range engines {
+				if engines[i], err = engine.New(w, b, st, engine.WithLogger(quiet), engine.Sequential()); err != nil {
+					t.Fatal(err)
+				}
+				defer engines[i].Close()
+			}
+			run := startRun(t, b, "Dirty", &Question{}, nil)
+			// Each event is handled by the engine its name says: the
+			// founder takes the start and the end, the other replica the
+			// middle step.
+			by := map[string]*engine.Engine{"Question": engines[0], "In": engines[1], "Out": engines[0], "StopEvent": engines[0]}
+			for seq := uint64(1); ; seq++ {
+				m, err := b.NextMsg(ctx, topic.StreamName("Dirty"), "", seq)
+				if errors.Is(err, bus.ErrNotFound) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				tp, err := topic.ParseAgent(m.Subject)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev, err := event.Unmarshal(m.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := by[tp.Name].Process(ctx, tp, ev, m.Seq); err != nil {
+					t.Fatalf("%s: %v", tp.Name, err)
+				}
+			}
+			key := store.RunKey{Class: "Dirty", Run: run}
+			if v, ok, _ := st.Store.Marker(ctx, key, store.MarkerEnd); !ok || v != store.Completed {
+				t.Fatalf("end marker %q, %v; want completed", v, ok)
+			}
+			st.mu.Lock()
+			deletes := st.calls["DeleteRun"]
+			st.mu.Unlock()
+			want := 0
+			if write {
+				want = 1
+			}
+			if deletes != want {
+				t.Fatalf("%d deletions of the run's state, want %d", deletes, want)
+			}
+			if _, ok, _ := st.Store.Get(ctx, key.RunContext(), "k"); ok {
+				t.Fatal("the run's state outlived it")
+			}
+		})
 	}
 }

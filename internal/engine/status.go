@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/saap-go/agent/event"
@@ -73,7 +74,10 @@ func (e *Engine) writeStatusSoon(ctx context.Context, r *runEntry, t topic.Agent
 	e.writeStatusAsync(ctx, r, t, st)
 }
 
-// writeStatusAsync is writeStatusSoon for a remote store.
+// writeStatusAsync is writeStatusSoon for a remote store. The write waits
+// for the status delay first (WithStatusDelay), so that a run that moves on
+// within it (most do: pending and running last as long as its steps) writes
+// only the status it ends with.
 func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agent, st status.Record) {
 	e.statusMu.Lock()
 	closed := e.statusClosed
@@ -91,8 +95,7 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 	done := make(chan struct{})
 	r.statusDone = done
 	gen := r.statusGen.Add(1)
-	r.statusMu.Unlock()
-	e.pool.Go(func() {
+	write := func() {
 		defer e.statusWG.Done()
 		defer close(done)
 		if prev != nil {
@@ -110,11 +113,49 @@ func (e *Engine) writeStatusAsync(ctx context.Context, r *runEntry, t topic.Agen
 		if !e.putStatus(wctx, t, st) {
 			r.state.CompareAndSwap(ptr, nil) // the next step tries again
 		}
+	}
+	if e.statusDelay <= 0 {
+		r.statusMu.Unlock()
+		e.pool.Go(write)
+		return
+	}
+	q := queuedStatus{run: write, fired: new(atomic.Bool)}
+	q.timer = time.AfterFunc(e.statusDelay, func() {
+		q.fired.Store(true)
+		e.pool.Go(write)
 	})
+	// Writes whose delay has passed are on their way: only the waiting
+	// ones are kept for settleStatus.
+	kept := r.statusWait[:0]
+	for _, w := range r.statusWait {
+		if !w.fired.Load() {
+			kept = append(kept, w)
+		}
+	}
+	r.statusWait = append(kept, q)
+	r.statusMu.Unlock()
+}
+
+// queuedStatus is a status write waiting for the status delay.
+type queuedStatus struct {
+	timer *time.Timer
+	run   func()
+	fired *atomic.Bool
 }
 
 // statusWriteTimeout bounds a status write made off the run's path.
 const statusWriteTimeout = 30 * time.Second
+
+// DefaultStatusDelay is how long a run's pending and running status waits
+// before it is written (see WithStatusDelay).
+const DefaultStatusDelay = 100 * time.Millisecond
+
+// WithStatusDelay sets how long a run's pending and running status waits
+// before it is written: a run that moves on within it writes only its next
+// status (default DefaultStatusDelay). The status index lags a run by up to
+// this much plus one store write; its final status is written when its
+// terminal event is handled. 0 writes at once.
+func WithStatusDelay(d time.Duration) Option { return func(e *Engine) { e.statusDelay = d } }
 
 // settleStatus waits for the run's queued status writes: those not yet
 // started are skipped, one in flight ends first. Call it after the run is
@@ -123,7 +164,14 @@ func (r *runEntry) settleStatus() {
 	r.statusGen.Add(1)
 	r.statusMu.Lock()
 	prev := r.statusDone
+	waiting := r.statusWait
+	r.statusWait = nil
 	r.statusMu.Unlock()
+	for _, q := range waiting {
+		if q.timer.Stop() {
+			q.run() // skipped at once: a later generation supersedes it
+		}
+	}
 	if prev != nil {
 		<-prev
 	}

@@ -234,7 +234,7 @@ func (e *Engine) startFields(ctx context.Context, c *stepContext) (map[string]js
 			for i := len(r.events) - 1; i >= 0; i-- {
 				h := r.events[i]
 				if h.seq <= c.seq && event.IsStart(h.ev) {
-					r.noteStart(h.seq, h.ev)
+					r.setStart(h.seq, h.ev)
 					break
 				}
 			}

@@ -8,13 +8,16 @@ import (
 	"github.com/saap-go/agent/store"
 )
 
-// termWatch follows the class's terminal markers through the store's
-// store.Watcher, so that an event of a run whose marker this process has
-// read once needs no marker read: the watch tells when it is set. Each
-// watch started has its own epoch; a run entry remembers the epoch under
-// which it last read the marker (runEntry.termEpoch), and that read counts
-// only while the same watch is live.
-type termWatch struct {
+// markerWatch follows one marker of the class's runs through the store's
+// Watcher, so that the engine learns when a run's marker is set instead of
+// reading it per event. Each watch started has its own epoch; a run entry
+// remembers the epoch under which it last knew the marker unset (for the
+// terminal marker: runEntry.termEpoch), and that knowledge counts only
+// while the same watch is live.
+type markerWatch struct {
+	name string
+	set  func(run string) // told of each marker set
+
 	mu     sync.Mutex
 	w      store.MarkerWatch
 	epoch  uint64
@@ -26,37 +29,42 @@ type termWatch struct {
 // start a watch that failed to start.
 const watchRetry = 5 * time.Second
 
-// terminalEpoch returns the epoch of a live watch of the class's terminal
-// markers, starting one if there is none; 0 if the store cannot watch or
-// no watch runs.
-func (e *Engine) terminalEpoch(ctx context.Context) uint64 {
-	mw, ok := e.store.(store.Watcher)
-	if !ok {
-		return 0
-	}
-	tw := &e.term
-	tw.mu.Lock()
-	defer tw.mu.Unlock()
-	if tw.w != nil {
-		if tw.w.Live() {
-			return tw.epoch
+// epochOf returns the epoch of a live watch of mw's marker, starting one if
+// there is none; 0 if no watch runs.
+func (e *Engine) epochOf(ctx context.Context, mw *markerWatch) uint64 {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	if mw.w != nil {
+		if mw.w.Live() {
+			return mw.epoch
 		}
-		tw.w.Stop()
-		tw.w = nil
+		mw.w.Stop()
+		mw.w = nil
 	}
-	if tw.closed || time.Now().Before(tw.retry) {
+	if mw.closed || time.Now().Before(mw.retry) {
 		return 0
 	}
-	w, err := mw.WatchMarker(context.WithoutCancel(ctx), e.class, store.MarkerTerminal, e.terminalSet)
+	w, err := e.store.WatchMarker(context.WithoutCancel(ctx), e.class, mw.name, mw.set)
 	if err != nil {
-		e.log.WarnContext(ctx, "dispatch: cannot watch terminal markers; reading them per event", "error", err)
-		tw.retry = time.Now().Add(watchRetry)
+		e.log.WarnContext(ctx, "dispatch: cannot watch markers; reading them instead", "marker", mw.name, "error", err)
+		mw.retry = time.Now().Add(watchRetry)
 		return 0
 	}
-	tw.w = w
-	tw.epoch++
-	return tw.epoch
+	mw.w = w
+	mw.epoch++
+	return mw.epoch
 }
+
+// live reports whether the watch of epoch ep still runs.
+func (mw *markerWatch) live(ep uint64) bool {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	return ep != 0 && mw.epoch == ep && mw.w != nil && mw.w.Live()
+}
+
+// terminalEpoch returns the epoch of a live watch of the class's terminal
+// markers (see epochOf).
+func (e *Engine) terminalEpoch(ctx context.Context) uint64 { return e.epochOf(ctx, &e.term) }
 
 // terminalSet is told by the watch that run's terminal marker was set.
 func (e *Engine) terminalSet(run string) {
@@ -65,13 +73,20 @@ func (e *Engine) terminalSet(run string) {
 	}
 }
 
+// dirtySet is told by the watch that another replica wrote state of run.
+func (e *Engine) dirtySet(run string) {
+	if r := e.cache.peek(store.RunKey{Class: e.class, Run: run}); r != nil {
+		r.dirty.Store(true)
+	}
+}
+
 // stop ends the watch (for Close).
-func (tw *termWatch) stop() {
-	tw.mu.Lock()
-	defer tw.mu.Unlock()
-	tw.closed = true
-	if tw.w != nil {
-		tw.w.Stop()
-		tw.w = nil
+func (mw *markerWatch) stop() {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	mw.closed = true
+	if mw.w != nil {
+		mw.w.Stop()
+		mw.w = nil
 	}
 }
