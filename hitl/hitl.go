@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saap-go/agent/internal/engine"
-
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -136,13 +134,13 @@ func SetTimeout(ev event.Event, d time.Duration) error {
 		q.TimeoutSeconds = &secs
 		return nil
 	}
-	return event.SetExtra(ev, engine.TimeoutField, strconv.AppendFloat(nil, secs, 'g', -1, 64))
+	return event.SetExtra(ev, event.TimeoutField, strconv.AppendFloat(nil, secs, 'g', -1, 64))
 }
 
 // TimeoutOf returns the timeout a question carries, and false if it has
 // none (or an unusable one).
 func TimeoutOf(ev event.Event) (time.Duration, bool) {
-	d, ok, err := engine.QuestionTimeout(ev)
+	d, ok, err := event.QuestionTimeout(ev)
 	if err != nil {
 		return 0, false
 	}

@@ -3,12 +3,14 @@ package watermill_test
 import (
 	"context"
 	"fmt"
-	"github.com/saap-go/agent/internal/engine"
-	memstore "github.com/saap-go/agent/store/memory"
 	"log/slog"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saap-go/agent/internal/engine"
+	memstore "github.com/saap-go/agent/store/memory"
 
 	"github.com/ThreeDotsLabs/watermill"
 	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
@@ -88,6 +90,20 @@ func perStep(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3, "ns/step")
 }
 
+// cpuTime is the process's CPU time so far (user and system): the server,
+// the clients and the SDK all run in the benchmark's process, so CPU per
+// run is what a run costs, whatever else the machine is doing.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU spent per run since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/run")
+}
+
 var quiet = slog.New(slog.DiscardHandler)
 
 // BenchmarkJetStream: a 3-step run, one at a time, each case on its own
@@ -143,6 +159,8 @@ func benchRaw(b *testing.B) {
 	defer cc.Stop()
 	payload, _ := event.Marshal(event.Stamp(userMessage()))
 	b.ResetTimer()
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		m := nats.NewMsg("raw.start")
 		m.Header.Set("hop", "0")
@@ -228,6 +246,8 @@ func benchWatermillJetStream(b *testing.B) {
 	runRouter(b, r)
 	payload, _ := event.Marshal(event.Stamp(userMessage()))
 	b.ResetTimer()
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		if err := pub.Publish(hopTopics[0], message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 			b.Fatal(err)
@@ -273,6 +293,8 @@ func benchAgent(b *testing.B, memStore bool) {
 		b.Fatalf("runner stopped: %v", err)
 	}
 	b.ResetTimer()
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu) }()
 	for b.Loop() {
 		run := topic.Agent{Class: class, ID: "b", Thread: event.NewID(), Display: event.NewID(), Run: event.NewID()}
 		ev := userMessage()

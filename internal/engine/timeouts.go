@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,12 +17,6 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
-
-// TimeoutField is the member of a HITL or BITL request that carries its
-// timeout in seconds. The reference keeps members it does not declare, so
-// the field travels with the request without breaking its decoding; an
-// AgentInTheLoopRequestEvent declares it.
-const TimeoutField = "timeout_seconds"
 
 // Where the engine keeps the pending deadlines of a class's questions: in
 // thread-context scopes whose ids have a dot, so that no thread id (a
@@ -79,34 +72,6 @@ func PendingDeadlines(ctx context.Context, s store.Store, class string) ([]strin
 		out = append(out, keys...)
 	}
 	return out, nil
-}
-
-// QuestionTimeout returns the timeout a question carries: the
-// timeout_seconds of an AgentInTheLoopRequestEvent, or the TimeoutField
-// member of another request. ok is false when it carries none; a value that
-// is not a positive finite number of seconds is an error.
-func QuestionTimeout(ev event.Event) (d time.Duration, ok bool, err error) {
-	var secs float64
-	switch q := ev.(type) {
-	case *event.AgentInTheLoopRequestEvent:
-		if q.TimeoutSeconds == nil {
-			return 0, false, nil
-		}
-		secs = *q.TimeoutSeconds
-	default:
-		raw, found := event.Extra(ev, TimeoutField)
-		if !found || string(raw) == "null" {
-			return 0, false, nil
-		}
-		if secs, err = strconv.ParseFloat(string(raw), 64); err != nil {
-			return 0, false, fmt.Errorf("dispatch: %s %s: %s %s is not a number", event.Name(ev), ev.EventBase().EventID, TimeoutField, raw)
-		}
-	}
-	if math.IsNaN(secs) || math.IsInf(secs, 0) || secs <= 0 || secs > 1e9 {
-		return 0, false, fmt.Errorf("dispatch: %s %s: %s must be a positive number of seconds, not %v",
-			event.Name(ev), ev.EventBase().EventID, TimeoutField, secs)
-	}
-	return time.Duration(secs * float64(time.Second)), true, nil
 }
 
 // timeoutName is the wire name of the timeout event that answers q.
@@ -167,7 +132,7 @@ func dueOf(key string) (int64, bool) {
 // counts from the request's created_at, which is kept with the step's
 // outputs, so a republished request records the same deadline.
 func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent, q event.Event) (string, error) {
-	d, ok, err := QuestionTimeout(q)
+	d, ok, err := event.QuestionTimeout(q)
 	if err != nil {
 		return "", Permanent(err)
 	}
