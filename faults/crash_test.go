@@ -59,10 +59,12 @@ func TestPoisonEvent(t *testing.T) {
 	t.Logf("poison crashes=%d dead letters of the run: %v", crashes, r.deadletters[poison.Run])
 }
 
-// TestDownPastDuplicateWindow kills the agent right after it published a
-// step's output and before it recorded the step as done, and keeps it down
-// longer than the stream's duplicate window. When it comes back the step
-// runs again; its output must not be stored a second time.
+// TestDownPastDuplicateWindow kills the agent right after the stream took a
+// step's output (which is the step's completion) and before the trigger was
+// acked, and keeps it down longer than the stream's duplicate window. When
+// it comes back the redelivered trigger must neither run the step again nor
+// store its output a second time: the fence is the output's own subject,
+// not the window.
 func TestDownPastDuplicateWindow(t *testing.T) {
 	const window = 2 * time.Second
 	others := size(10, 50)
@@ -89,8 +91,8 @@ func TestDownPastDuplicateWindow(t *testing.T) {
 	if r.Completed != others+1 {
 		t.Errorf("%d of %d runs completed, want all", r.Completed, others+1)
 	}
-	if r.effects[victim.Run] != 1 {
-		t.Errorf("the crashed step's side effect happened %d times, want 1", r.effects[victim.Run])
+	if r.effects[victim.Run] != 1 || r.reruns[victim.Run] != 0 {
+		t.Errorf("the crashed step ran %d times (side effect %d), want once", r.effects[victim.Run]+r.reruns[victim.Run], r.effects[victim.Run])
 	}
 }
 

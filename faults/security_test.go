@@ -82,6 +82,8 @@ func runnerPermissions(class string) (pub, sub []string) {
 		"aihub.rpc.saap_runs.agent." + class + ".*",
 		// Watching its runs' terminal markers as they are written.
 		"$KV.saap_state.m." + class + ".*.terminal",
+		// Learning that another replica wrote a run's state.
+		"$KV.saap_state.m." + class + ".*.dirty",
 	}
 	return pub, sub
 }
@@ -217,13 +219,14 @@ func startRestricted(t *testing.T, class string, pub, sub []string) (*natsd, *en
 	return n, e, a, seedFile
 }
 
-// A runner whose user may not subscribe to its runs' terminal markers
-// cannot follow them: it says so once, reads the marker for every event
-// instead, and its runs complete with the same guarantees.
+// A runner whose user may not subscribe to its runs' markers cannot follow
+// them: it says so once per marker, reads the terminal marker for every
+// event instead, and its runs complete with the same guarantees.
 func TestRunnerWithoutMarkerWatch(t *testing.T) {
 	class := "SecW_" + event.NewID()[14:]
 	pub, sub := runnerPermissions(class)
-	sub = slices.DeleteFunc(sub, func(s string) bool { return strings.HasSuffix(s, ".terminal") })
+	watched := func(s string) bool { return strings.HasSuffix(s, ".terminal") || strings.HasSuffix(s, ".dirty") }
+	sub = slices.DeleteFunc(sub, watched)
 	n, e, a, _ := startRestricted(t, class, pub, sub)
 	for range 5 {
 		e.start(e.newRun(), "hello")
@@ -234,12 +237,12 @@ func TestRunnerWithoutMarkerWatch(t *testing.T) {
 	if r.Completed != 5 {
 		t.Errorf("%d of 5 runs completed without the marker watch", r.Completed)
 	}
-	if out := a.p.tail(1 << 20); !strings.Contains(out, "cannot watch terminal markers") {
+	if out := a.p.tail(1 << 20); !strings.Contains(out, "cannot watch markers") || !strings.Contains(out, "marker=terminal") {
 		t.Errorf("the runner did not say it reads the markers per event; its output:\n%s", out)
 	}
 	for _, v := range violations(n.p.tail(1 << 20)) {
-		if !strings.Contains(v, ".terminal") {
-			t.Errorf("the server refused the runner something else than the marker subscription: %s", v)
+		if !strings.Contains(v, ".terminal") && !strings.Contains(v, ".dirty") {
+			t.Errorf("the server refused the runner something else than the marker subscriptions: %s", v)
 		}
 	}
 }

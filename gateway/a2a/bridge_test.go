@@ -37,7 +37,11 @@ func (c *caller) Done(ctx step.Context, r *event.AgentInTheLoopResponseEvent) (*
 }
 
 func (c *caller) Failed(ctx step.Context, x *event.AgentInTheLoopExceptionEvent) (*event.LLMStopEvent, error) {
-	return answer("remote failed"), nil
+	msg := ""
+	if ex, ok := x.ExceptionEvent.(*event.ExceptionEvent); ok {
+		msg = ex.Message
+	}
+	return answer("remote failed: " + msg), nil
 }
 
 func (c *caller) TimedOut(ctx step.Context, x *event.AgentInTheLoopTimeoutEvent) (*event.LLMStopEvent, error) {
@@ -103,9 +107,10 @@ func TestBridgeDelegates(t *testing.T) {
 	if got := ask(t, e, callerClass, "world"); got != "remote said: Hello, world" {
 		t.Fatalf("caller answered %q", got)
 	}
-	// A remote task that fails is the delegate's exception, which (as any
-	// agent's exception in the thread) ends the gateway's request with the
-	// remote agent's message.
+	// A remote task that fails is the delegate's exception. It ends the
+	// gateway's request (as any agent's exception in the thread) unless the
+	// caller's own answer to it, which quotes it, comes first: either way
+	// the user reads the remote agent's message.
 	_, detail := post(t, e, callerClass, "fail")
 	if !strings.Contains(detail, "cannot greet anyone today") {
 		t.Fatalf("failing remote: %s", detail)

@@ -116,7 +116,7 @@ type runEntry struct {
 	dirty       atomic.Bool
 	dirtyMarked atomic.Bool
 	dirtyEpoch  atomic.Uint64
-	pubMu     sync.Mutex // orders publishing against terminal events
+	pubMu       sync.Mutex // orders publishing against terminal events
 
 	actMu  sync.Mutex
 	active []*runCtx // contexts of running executions

@@ -245,9 +245,22 @@ type exitingBus struct {
 
 func (b *exitingBus) PublishStream(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
 	ack, err := b.Bus.PublishStream(ctx, m, msgID)
-	if err != nil {
-		return ack, err
+	if err == nil {
+		b.exitAfter(m)
 	}
+	return ack, err
+}
+
+// PublishNew is how a step's fenced output reaches the stream.
+func (b *exitingBus) PublishNew(ctx context.Context, m *bus.Msg, msgID string) (bus.PubAck, error) {
+	ack, err := b.Bus.PublishNew(ctx, m, msgID)
+	if err == nil {
+		b.exitAfter(m)
+	}
+	return ack, err
+}
+
+func (b *exitingBus) exitAfter(m *bus.Msg) {
 	t, perr := topic.ParseAgent(m.Subject)
 	if perr == nil && t.Run == b.run && t.Name == "Worked" {
 		f, ferr := os.OpenFile(b.marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -257,5 +270,4 @@ func (b *exitingBus) PublishStream(ctx context.Context, m *bus.Msg, msgID string
 			os.Exit(exitAfterPub)
 		}
 	}
-	return ack, err
 }
