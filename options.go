@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 
@@ -53,6 +54,7 @@ type options struct {
 	tracerProvider  trace.TracerProvider
 	meterProvider   metric.MeterProvider
 	langfuse        bool
+	interceptors    []interceptor.Interceptor
 	shutdownTimeout time.Duration
 	concurrency     int
 	ackWait         time.Duration
@@ -190,6 +192,22 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 			return errors.New("agent: WithTracerProvider: nil provider")
 		}
 		o.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithInterceptors installs interceptors that follow the runner's work:
+// each delivery, step, execution, run end, dropped output and dead letter
+// (see package interceptor). They run in the order given, inside the
+// tracing spans when tracing is on.
+func WithInterceptors(ics ...interceptor.Interceptor) Option {
+	return func(o *options) error {
+		for i, ic := range ics {
+			if ic == nil {
+				return fmt.Errorf("agent: WithInterceptors: interceptor %d is nil", i)
+			}
+		}
+		o.interceptors = append(o.interceptors, ics...)
 		return nil
 	}
 }

@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"go.opentelemetry.io/otel"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
@@ -487,21 +487,16 @@ func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver in
 		// picked up by the others.
 		engine.WithTimeoutRescan(timeoutRescan),
 	}
-	// The consumer's spans, as the reference makes them, only when spans
-	// go somewhere (a provider given, or installed before Run): without
-	// one, every event would still pay for two spans that nothing records.
-	tp := r.o.tracerProvider
-	if tp == nil && installed(otel.GetTracerProvider()) {
-		tp = otel.GetTracerProvider()
-	}
-	if tp != nil {
-		opts = append(opts, engine.WithTracer(tp.Tracer(tracerName)))
-	}
 	if r.o.cacheSize > 0 {
 		opts = append(opts, engine.WithCacheSize(r.o.cacheSize))
 	}
+	// Tracing first: the other interceptors run inside its spans.
+	var ics []interceptor.Interceptor
 	if r.trace != nil {
-		opts = append(opts, r.trace.EngineOptions()...)
+		ics = append(ics, r.trace)
+	}
+	if ics = append(ics, r.o.interceptors...); len(ics) > 0 {
+		opts = append(opts, engine.WithInterceptors(ics...))
 	}
 	eng, err := engine.New(r.workflow, b, s, opts...)
 	if err != nil {
@@ -509,8 +504,6 @@ func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver in
 	}
 	return eng, nil
 }
-
-const tracerName = "github.com/saap-go/agent"
 
 // timeoutRescan is how often a runner lists the pending deadlines of its
 // class, to fire those whose replica is gone.

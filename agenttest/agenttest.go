@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
 
@@ -79,10 +82,48 @@ func Concurrent() Option { return func(c *config) { c.concurrent = true } }
 // WithStore runs the harness on s instead of a fresh memstore.Store.
 func WithStore(s store.Store) Option { return func(c *config) { c.store = s } }
 
-// WithEngineOptions adds options to the engine (after the harness's own:
-// Sequential, no heartbeat, the fixed clock, the observer).
-func WithEngineOptions(opts ...engine.Option) Option {
-	return func(c *config) { c.engineOpt = append(c.engineOpt, opts...) }
+// WithInterceptors installs interceptors in the harness's runtime, after
+// its own (which records what Result reports): tracing under test, say.
+func WithInterceptors(ics ...interceptor.Interceptor) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithInterceptors(ics...)) }
+}
+
+// WithCacheSize bounds the number of runs whose history the runtime keeps
+// in memory, as agent.WithCacheSize does: 1 makes every other run's events
+// reload their history from the stream.
+func WithCacheSize(runs int) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithCacheSize(runs)) }
+}
+
+// WithMaxDeliver tells the runtime the consumer's MaxDeliver, as
+// agent.WithMaxDeliver does: a failing event is given up before the last
+// delivery.
+func WithMaxDeliver(n int) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithMaxDeliver(n)) }
+}
+
+// WithOutageBudget sets how long transient failures of one event are
+// retried, as agent.OutageBudget does.
+func WithOutageBudget(d time.Duration) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithOutageBudget(d)) }
+}
+
+// ConfigResolver provides each run's agent configuration to the harness
+// (see WithConfigResolver).
+type ConfigResolver interface {
+	// Resolve returns the configuration of run, as JSON, at its
+	// StartEvent. An error ends the run with an ExceptionEvent.
+	Resolve(ctx context.Context, run step.Run) (json.RawMessage, error)
+	// Decode turns the JSON into the value steps get from
+	// step.Context.Config. An error ends the run with an ExceptionEvent.
+	Decode(raw json.RawMessage) (any, error)
+}
+
+// WithConfigResolver makes the harness resolve each run's configuration
+// with r, as the platform's configuration RPC would, instead of giving every
+// run an empty one. The configuration is then stored with the run.
+func WithConfigResolver(r ConfigResolver) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithConfig(r)) }
 }
 
 // Pending is a control event delivery waiting for the engine, as an Order
@@ -147,7 +188,7 @@ func New(t testing.TB, w *step.Workflow, opts ...Option) *Harness {
 	engOpts := []engine.Option{
 		engine.WithHeartbeat(0),
 		engine.WithClock(func() time.Time { return Epoch }),
-		engine.WithObserver(observer{h}),
+		engine.WithInterceptors(observer{h: h}),
 		engine.WithLogger(c.log),
 		engine.WithRandom(h.rnd),
 		// Timeouts fire when the test advances the clock, one at a time.
@@ -245,8 +286,38 @@ func NewStep(t testing.TB, s *step.Step, opts ...Option) *Harness {
 	return New(t, w, opts...)
 }
 
-// Engine returns the harness's engine.
-func (h *Harness) Engine() *engine.Engine { return h.engine }
+// Handle hands d to the runtime as a delivery of the run consumer, ctx
+// bounding its handling, and returns once what it published is delivered
+// in turn (Settle).
+func (h *Harness) Handle(ctx context.Context, d bus.Delivery) {
+	h.engine.Handle(ctx, d)
+	h.Settle()
+}
+
+// Process handles ev, with subject t and stream sequence seq, as the
+// runtime handles a delivery, without settling anything: an error wrapping
+// ErrRefused says the event does not belong in the run its subject names;
+// any other error says it was not handled.
+func (h *Harness) Process(t topic.Agent, ev event.Event, seq uint64) error {
+	return h.engine.Process(h.ctx, t, ev, seq)
+}
+
+// ErrRefused is wrapped by the error Process returns for an event that
+// does not belong in the run its subject names.
+var ErrRefused = engine.ErrRefused
+
+// Cached reports whether the runtime holds the run's history in memory.
+func (h *Harness) Cached(run string) bool { return h.engine.Cached(run) }
+
+// Status returns the status of run, as the runtime records it.
+func (h *Harness) Status(run string) (status.Record, error) { return h.engine.Status(h.ctx, run) }
+
+// ListRuns lists the runs of the harness's class that q selects.
+func (h *Harness) ListRuns(q status.Query) (status.Page, error) { return h.engine.ListRuns(h.ctx, q) }
+
+// PendingTimeouts is the number of question deadlines the runtime waits
+// for.
+func (h *Harness) PendingTimeouts() int { return h.engine.PendingTimeouts() }
 
 // Store returns the harness's store.
 func (h *Harness) Store() store.Store { return h.store }
@@ -503,9 +574,14 @@ func (h *Harness) collectDead(m *bus.Msg) {
 	r.mu.Unlock()
 }
 
-type observer struct{ h *Harness }
+// observer is the harness's interceptor: it records what the engine did
+// on each run's Result.
+type observer struct {
+	interceptor.Base
+	h *Harness
+}
 
-func (o observer) Executed(x engine.Execution) {
+func (o observer) Executed(_ context.Context, x interceptor.Execution) {
 	r := o.h.resultOf(x.Run.Run)
 	r.mu.Lock()
 	r.execs = append(r.execs, Execution{Step: x.Step, Inputs: x.Inputs, Err: x.Err, Rerun: x.Rerun})
@@ -513,14 +589,14 @@ func (o observer) Executed(x engine.Execution) {
 	r.mu.Unlock()
 }
 
-func (o observer) TornDown(td engine.Teardown) {
-	r := o.h.resultOf(td.Run.Run)
+func (o observer) Ended(_ context.Context, e interceptor.End) {
+	r := o.h.resultOf(e.Run.Run)
 	r.mu.Lock()
-	r.teardowns = append(r.teardowns, td)
+	r.teardowns = append(r.teardowns, e)
 	r.mu.Unlock()
 }
 
-func (o observer) Dropped(d engine.Drop) {
+func (o observer) Dropped(_ context.Context, d interceptor.Drop) {
 	r := o.h.resultOf(d.Run.Run)
 	r.mu.Lock()
 	r.dropped = append(r.dropped, d.Event)

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/saap-go/agent/internal/engine"
-
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -153,9 +151,9 @@ func TestStartAndStopFromAnotherThreadAreRefused(t *testing.T) {
 // The fence holds after the run's cache entry is evicted: the identity and
 // the open question are read from the store.
 func TestFenceAfterEviction(t *testing.T) {
-	h, res, req := asker(t, agenttest.WithEngineOptions(engine.WithCacheSize(1)))
+	h, res, req := asker(t, agenttest.WithCacheSize(1))
 	h.Start(&event.StartEvent{}) // another run takes the only cache slot
-	if h.Engine().Cached(res.RunID()) {
+	if h.Cached(res.RunID()) {
 		t.Fatal("the first run is still cached")
 	}
 	mallory := res.Topic()

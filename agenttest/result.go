@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/event"
@@ -49,7 +49,7 @@ type Result struct {
 	events    []Published
 	execs     []Execution
 	triggers  []string // event id of each execution's trigger
-	teardowns []engine.Teardown
+	teardowns []interceptor.End
 	dropped   []event.Event
 	dead      []DeadLetter
 }
@@ -202,7 +202,7 @@ func (r *Result) Steps() []string {
 
 // Teardowns returns how the engine handled the run's terminal events (one
 // entry per delivery of a terminal event).
-func (r *Result) Teardowns() []engine.Teardown {
+func (r *Result) Teardowns() []interceptor.End {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.teardowns)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 
@@ -196,7 +198,7 @@ func TestScenario26_TeardownOnStop(t *testing.T) {
 	res := h.Start(&event.StartEvent{})
 	ctx, st, run := t.Context(), h.Store(), res.RunKey()
 
-	agenttest.Equal(t, res.Teardowns(), []engine.Teardown{{Run: run, Marker: store.Completed}})
+	agenttest.Equal(t, res.Teardowns(), []interceptor.End{{Run: res.Topic(), Marker: interceptor.Completed}}, ignoreTerminal)
 	keys, err := st.Keys(ctx, run.RunContext())
 	if err != nil || len(keys) != 0 {
 		t.Fatalf("run context after teardown: %q, %v; want empty", keys, err)
@@ -207,7 +209,7 @@ func TestScenario26_TeardownOnStop(t *testing.T) {
 		}
 	}
 	agenttest.Equal(t, res.Ended(), store.Completed)
-	if h.Engine().Cached(res.RunID()) {
+	if h.Cached(res.RunID()) {
 		t.Fatal("the run's history is still cached after teardown")
 	}
 	// The thread context outlives the run (namespaced by class and thread).
@@ -224,10 +226,10 @@ func TestScenario27_RedeliveredTerminalIsIdempotent(t *testing.T) {
 		h := agenttest.New(t, mustWorkflow(t, "StopTwice", s))
 		res := h.Start(&event.StartEvent{})
 		h.Redeliver(res, res.IDs("StopEvent")[0])
-		agenttest.Equal(t, res.Teardowns(), []engine.Teardown{
-			{Run: res.RunKey(), Marker: store.Completed},
-			{Run: res.RunKey(), Marker: store.Completed, Duplicate: true},
-		})
+		agenttest.Equal(t, res.Teardowns(), []interceptor.End{
+			{Run: res.Topic(), Marker: interceptor.Completed},
+			{Run: res.Topic(), Marker: interceptor.Completed, Duplicate: true},
+		}, ignoreTerminal)
 		agenttest.Equal(t, res.Ended(), store.Completed)
 	})
 	t.Run("exception", func(t *testing.T) {
@@ -236,10 +238,10 @@ func TestScenario27_RedeliveredTerminalIsIdempotent(t *testing.T) {
 		h := agenttest.New(t, mustWorkflow(t, "ExceptionTwice", s))
 		res := h.Start(&event.StartEvent{})
 		h.Redeliver(res, res.IDs("ExceptionEvent")[0])
-		agenttest.Equal(t, res.Teardowns(), []engine.Teardown{
-			{Run: res.RunKey(), Marker: store.Crashed},
-			{Run: res.RunKey(), Marker: store.Crashed, Duplicate: true},
-		})
+		agenttest.Equal(t, res.Teardowns(), []interceptor.End{
+			{Run: res.Topic(), Marker: interceptor.Crashed},
+			{Run: res.Topic(), Marker: interceptor.Crashed, Duplicate: true},
+		}, ignoreTerminal)
 		agenttest.Equal(t, res.Ended(), store.Crashed)
 	})
 }
@@ -256,7 +258,7 @@ func TestScenario28_StartRedeliveredAfterTeardown(t *testing.T) {
 	s := step.New(func(ctx step.Context, _ *event.StartEvent) (*event.StopEvent, error) { return &event.StopEvent{}, nil },
 		step.Name("s"))
 	cfg := &countingResolver{}
-	h := agenttest.New(t, mustWorkflow(t, "StartTwice", s), agenttest.WithEngineOptions(engine.WithConfig(cfg)))
+	h := agenttest.New(t, mustWorkflow(t, "StartTwice", s), agenttest.WithConfigResolver(cfg))
 	res := h.Start(&event.StartEvent{})
 	agenttest.Equal(t, cfg.calls, 1)
 	h.Redeliver(res, res.IDs("StartEvent")[0])
@@ -268,3 +270,6 @@ func TestScenario28_StartRedeliveredAfterTeardown(t *testing.T) {
 	agenttest.Equal(t, res.Steps(), []string{"s"})
 	agenttest.Equal(t, res.Count("StopEvent"), 1)
 }
+
+// ignoreTerminal compares run ends without their terminal events.
+var ignoreTerminal = cmpopts.IgnoreFields(interceptor.End{}, "Terminal")

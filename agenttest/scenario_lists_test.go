@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/saap-go/agent/internal/engine"
-
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
@@ -97,7 +95,7 @@ func TestScenario14_PreconditionBarrierFromConfig(t *testing.T) {
 			return len(ps) == cfg.N, nil
 		}))
 	h := agenttest.New(t, mustWorkflow(t, "Barrier", start, stop),
-		agenttest.WithEngineOptions(engine.WithConfig(&barrierResolver{})))
+		agenttest.WithConfigResolver(&barrierResolver{}))
 	res := h.Start(&event.StartEvent{})
 
 	agenttest.Equal(t, checks, []int{1, 2, 3, 4, 5})

@@ -147,7 +147,7 @@ func TestTimeoutFires(t *testing.T) {
 	h := agenttest.New(t, approval(t, 30*time.Second))
 	res := h.Start(&event.StartEvent{})
 	req := request(t, res)
-	if n := h.Engine().PendingTimeouts(); n != 1 {
+	if n := h.PendingTimeouts(); n != 1 {
 		t.Fatalf("%d pending timeouts, want 1", n)
 	}
 	h.Advance(29 * time.Second)
@@ -170,7 +170,7 @@ func TestTimeoutFires(t *testing.T) {
 	if n := res.Count("HumanInTheLoopTimeoutEvent"); n != 1 {
 		t.Errorf("%d timeout events after an hour more, want 1", n)
 	}
-	if n := h.Engine().PendingTimeouts(); n != 0 {
+	if n := h.PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after firing, want 0", n)
 	}
 	keys, err := engine.PendingDeadlines(context.Background(), h.Store(), "Expenses")
@@ -189,7 +189,7 @@ func TestAnswerCancelsTimeout(t *testing.T) {
 	if got := outcome(t, res); got != "approved" {
 		t.Fatalf("outcome %q", got)
 	}
-	if n := h.Engine().PendingTimeouts(); n != 0 {
+	if n := h.PendingTimeouts(); n != 0 {
 		t.Errorf("%d pending timeouts after the answer", n)
 	}
 	keys, _ := engine.PendingDeadlines(context.Background(), h.Store(), "Expenses")
@@ -257,7 +257,7 @@ func TestRestartWithPendingDeadline(t *testing.T) {
 		return &Decision{Outcome: "stubbed"}, nil
 	})
 	h.Advance(0) // the restarted engine lists the bucket due now
-	if n := h.Engine().PendingTimeouts(); n != 1 {
+	if n := h.PendingTimeouts(); n != 1 {
 		t.Fatalf("restarted engine holds %d deadlines, want 1", n)
 	}
 	h.Advance(30 * time.Second)

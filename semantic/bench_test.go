@@ -13,7 +13,6 @@ import (
 	"github.com/saap-go/agent/internal/engine"
 	memstore "github.com/saap-go/agent/store/memory"
 
-	"go.opentelemetry.io/otel"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -44,9 +43,8 @@ func (discardExporter) Shutdown(context.Context) error                          
 // BenchmarkTracedRun: a 3-step run (Start→s1→In→s2→Out→s3→Stop) on the
 // manual in-memory bus, end to end, Sequential, MemoryStore, with:
 //
-//	none      no hooks and no tracer: no tracing code on the path
-//	off       the hooks installed with no-op tracer and meter providers
-//	engine    the engine's own spans only, on OTel's untouched global provider
+//	none      no interceptor: no tracing code on the path
+//	off       the tracing interceptor with no-op tracer and meter providers
 //	on        SDK tracer provider, batching to an exporter that drops spans
 //	on+meter  the same, and an SDK meter provider (never collected)
 //
@@ -59,22 +57,19 @@ func BenchmarkTracedRun(b *testing.B) {
 	}{
 		{"none", func(*testing.B) []engine.Option { return nil }},
 		{"off", func(*testing.B) []engine.Option {
-			return semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
-				semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions()
-		}},
-		{"engine", func(*testing.B) []engine.Option {
-			return []engine.Option{engine.WithTracer(otel.GetTracerProvider().Tracer("bench"))}
+			return []engine.Option{engine.WithInterceptors(semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
+				semantic.WithMeterProvider(metricnoop.NewMeterProvider())))}
 		}},
 		{"on", func(b *testing.B) []engine.Option {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-			return semantic.New(semantic.WithTracerProvider(tp), semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions()
+			return []engine.Option{engine.WithInterceptors(semantic.New(semantic.WithTracerProvider(tp), semantic.WithMeterProvider(metricnoop.NewMeterProvider())))}
 		}},
 		{"on+meter", func(b *testing.B) []engine.Option {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
-			return semantic.New(semantic.WithTracerProvider(tp), semantic.WithMeterProvider(mp)).EngineOptions()
+			return []engine.Option{engine.WithInterceptors(semantic.New(semantic.WithTracerProvider(tp), semantic.WithMeterProvider(mp)))}
 		}},
 	}
 	for _, v := range variants {
@@ -154,8 +149,8 @@ func TestTracingOffAllocatesNothing(t *testing.T) {
 		t.Skip("the race detector drops pooled objects at random")
 	}
 	none := benchRunner(t, nil)
-	off := benchRunner(t, semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
-		semantic.WithMeterProvider(metricnoop.NewMeterProvider())).EngineOptions())
+	off := benchRunner(t, []engine.Option{engine.WithInterceptors(semantic.New(semantic.WithTracerProvider(tracenoop.NewTracerProvider()),
+		semantic.WithMeterProvider(metricnoop.NewMeterProvider())))})
 	none()
 	off()
 	a, b := testing.AllocsPerRun(50, none), testing.AllocsPerRun(50, off)

@@ -5,12 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/saap-go/agent/internal/engine"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/interceptor"
 )
 
 // Metric names. Every metric carries saap.agent.class; step metrics add
@@ -95,9 +94,9 @@ func (m *metrics) deadLetter(ctx context.Context, class string) {
 	m.deadLetters.Add(ctx, 1, m.class(class))
 }
 
-func (m *metrics) stepDone(ctx context.Context, s engine.StepCall, outcome string, d time.Duration, outs []event.Event) {
+func (m *metrics) stepDone(ctx context.Context, s interceptor.Step, outcome string, d time.Duration, outs []event.Event) {
 	class := s.Context.Run().Class
-	o := m.step(class, s.Step, outcome)
+	o := m.step(class, s.Name, outcome)
 	m.executions.Add(ctx, 1, o)
 	if s.Rerun {
 		m.reruns.Add(ctx, 1, o)

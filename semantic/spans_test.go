@@ -182,7 +182,7 @@ func tracedAgent(t *testing.T, class string) *step.Workflow {
 func TestMultiStepRunSpans(t *testing.T) {
 	rec := newRecorder(t)
 	tr := rec.tracing()
-	h := agenttest.New(t, tracedAgent(t, "TracedAgent"), agenttest.WithEngineOptions(tr.EngineOptions()...), agenttest.FailOnStall())
+	h := agenttest.New(t, tracedAgent(t, "TracedAgent"), agenttest.WithInterceptors(tr), agenttest.FailOnStall())
 	res := h.Start(user(), agenttest.Thread("thread-1"))
 	if _, ok := agenttest.TerminalAs[*event.StopEvent](res); !ok {
 		t.Fatalf("terminal %v", res.Terminal())
@@ -284,7 +284,7 @@ func TestCrashedRunSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := agenttest.New(t, w, agenttest.WithEngineOptions(tr.EngineOptions()...))
+	h := agenttest.New(t, w, agenttest.WithInterceptors(tr))
 	res := h.Start(user())
 	exc, ok := agenttest.TerminalAs[*event.ExceptionEvent](res)
 	if !ok {
@@ -332,7 +332,7 @@ func TestWaitAndDeadLetterMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := agenttest.New(t, w, agenttest.WithEngineOptions(tr.EngineOptions()...))
+	h := agenttest.New(t, w, agenttest.WithInterceptors(tr))
 	res := h.Start(user())
 	// An answer to a question the run never asked is refused.
 	stray := &event.HumanInTheLoopInputResponseEvent{Response: "yes",
@@ -413,7 +413,7 @@ func TestRunSpansBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := agenttest.New(t, w, agenttest.WithEngineOptions(tr.EngineOptions()...))
+	h := agenttest.New(t, w, agenttest.WithInterceptors(tr))
 	first := h.Start(user())
 	runSpans := func() []sdktrace.ReadOnlySpan {
 		var out []sdktrace.ReadOnlySpan

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/store"
 
 	"go.opentelemetry.io/otel"
@@ -35,11 +35,12 @@ const Version = "0.1.0"
 // metrics. Install it with EngineOptions (the agent runtime does). It is
 // safe for concurrent use by several engines.
 type Tracing struct {
-	tracer   trace.Tracer
-	tracing  bool // the provider is not a no-op one
-	langfuse bool
-	m        *metrics // nil: metrics off
-	runs     *openRuns
+	interceptor.Base // Executed and Dropped: nothing to trace
+	tracer           trace.Tracer
+	tracing          bool // the provider is not a no-op one
+	langfuse         bool
+	m                *metrics // nil: metrics off
+	runs             *openRuns
 }
 
 // Option configures Tracing.
@@ -114,15 +115,6 @@ func isNoopMetrics(mp metric.MeterProvider) bool {
 	return false
 }
 
-// EngineOptions installs t in an engine: its hooks and, when it traces,
-// its tracer for the engine's message spans and step.Context.Tracer.
-func (t *Tracing) EngineOptions() []engine.Option {
-	if !t.tracing {
-		return []engine.Option{engine.WithHooks(t)}
-	}
-	return []engine.Option{engine.WithHooks(t), engine.WithTracer(t.tracer)}
-}
-
 // Tracer is the tracer t starts its spans with.
 func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
 
@@ -131,7 +123,7 @@ func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
 // provider shuts down.
 func (t *Tracing) Close() { t.runs.closeAll() }
 
-var _ engine.Hooks = (*Tracing)(nil)
+var _ interceptor.Interceptor = (*Tracing)(nil)
 
 // Span and attribute names.
 const (
@@ -175,23 +167,61 @@ type handling struct {
 	attempt uint64
 }
 
-func nopDeliver(error)          {}
-func nopStep(engine.StepResult) {}
-func (t *Tracing) off() bool    { return !t.tracing && t.m == nil }
+func nopDeliver(error)               {}
+func nopStep(interceptor.StepResult) {}
+func (t *Tracing) off() bool         { return !t.tracing && t.m == nil }
 func runKey(tp topic.Agent) store.RunKey {
 	return store.RunKey{Class: tp.Class, Run: tp.Run}
 }
 
 // Deliver starts the run span for a StartEvent, or puts a later event's
 // handling under the run span its trace state names.
-func (t *Tracing) Deliver(ctx context.Context, d engine.Delivered) (context.Context, func(error)) {
+func (t *Tracing) Deliver(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	if t.off() {
 		return ctx, nopDeliver
 	}
-	return t.deliver(ctx, d) // apart, so that the path above allocates nothing
+	ctx, done := t.deliver(ctx, d) // apart, so that the path above allocates nothing
+	if !t.tracing {
+		return ctx, done
+	}
+	ctx, end := t.consumerSpans(ctx, d)
+	return ctx, func(err error) {
+		end(err)
+		done(err)
+	}
 }
 
-func (t *Tracing) deliver(ctx context.Context, d engine.Delivered) (context.Context, func(error)) {
+// consumerSpans starts the reference's consumer span "<consumer>.receive
+// <event>" and its child "<consumer>.process <event>" under the run span;
+// end closes both.
+func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
+	name := event.Name(d.Event)
+	subject, _ := d.Topic.Subject()
+	attrs := []attribute.KeyValue{
+		attribute.String("messaging.system", "nats.jetstream"),
+		attribute.String("messaging.source", subject),
+		attribute.String("messaging.operation", "receive"),
+		attribute.String("event.type", string(topic.Control)),
+		attribute.String("event.class", name),
+		attribute.Int64("jetstream.sequence", int64(d.Seq)),
+		attribute.String("jetstream.stream", d.Stream),
+		attribute.Int64("jetstream.delivery_count", int64(d.NumDelivered)),
+		attribute.String("jetstream.queue_group", d.Consumer),
+	}
+	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	return ctx, func(err error) {
+		if err != nil {
+			proc.RecordError(err)
+			proc.SetStatus(codes.Error, err.Error())
+		}
+		proc.End()
+		recv.End()
+	}
+}
+
+func (t *Tracing) deliver(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	ctx = context.WithValue(ctx, ctxKey{}, &handling{attempt: d.NumDelivered})
 	start := event.IsStart(d.Event)
 	if !t.tracing {
@@ -236,7 +266,7 @@ func (t *Tracing) deliver(ctx context.Context, d engine.Delivered) (context.Cont
 	}
 }
 
-func (t *Tracing) runAttrs(d engine.Delivered) []attribute.KeyValue {
+func (t *Tracing) runAttrs(d interceptor.Delivery) []attribute.KeyValue {
 	tp := d.Topic
 	as := []attribute.KeyValue{
 		attribute.String(SpanKindKey, KindAgent),
@@ -316,14 +346,14 @@ func runSpanOf(ts trace.TraceState, tp topic.Agent) (trace.SpanID, bool) {
 
 // Step starts the span of a step execution; done adds a span per semantic
 // event the step published, ends the step's span and records the metrics.
-func (t *Tracing) Step(ctx context.Context, s engine.StepCall) (context.Context, func(engine.StepResult)) {
+func (t *Tracing) Step(ctx context.Context, s interceptor.Step) (context.Context, func(interceptor.StepResult)) {
 	if t.off() {
 		return ctx, nopStep
 	}
 	return t.step(ctx, s)
 }
 
-func (t *Tracing) step(ctx context.Context, s engine.StepCall) (context.Context, func(engine.StepResult)) {
+func (t *Tracing) step(ctx context.Context, s interceptor.Step) (context.Context, func(interceptor.StepResult)) {
 	start := time.Now()
 	var attempt uint64
 	if h, ok := ctx.Value(ctxKey{}).(*handling); ok {
@@ -331,10 +361,10 @@ func (t *Tracing) step(ctx context.Context, s engine.StepCall) (context.Context,
 	}
 	var span trace.Span
 	if t.tracing {
-		ctx, span = t.tracer.Start(ctx, "step "+s.Step, trace.WithTimestamp(start),
+		ctx, span = t.tracer.Start(ctx, "step "+s.Name, trace.WithTimestamp(start),
 			trace.WithAttributes(t.stepAttrs(s, attempt)...))
 	}
-	return ctx, func(r engine.StepResult) {
+	return ctx, func(r interceptor.StepResult) {
 		outcome := OutcomeOK
 		if r.Err != nil {
 			outcome = OutcomeError
@@ -348,14 +378,14 @@ func (t *Tracing) step(ctx context.Context, s engine.StepCall) (context.Context,
 	}
 }
 
-func (t *Tracing) stepAttrs(s engine.StepCall, attempt uint64) []attribute.KeyValue {
+func (t *Tracing) stepAttrs(s interceptor.Step, attempt uint64) []attribute.KeyValue {
 	run := s.Context.Run()
 	as := []attribute.KeyValue{
 		attribute.String(SpanKindKey, KindChain),
 		attribute.String(attrClass, run.Class),
 		attribute.String(attrRun, run.RunID),
 		attribute.String(attrSession, run.ThreadID),
-		attribute.String(attrStep, s.Step),
+		attribute.String(attrStep, s.Name),
 		attribute.String(attrIdemKey, s.Context.IdempotencyKey()),
 		attribute.Bool(attrRerun, s.Rerun),
 		attribute.Int64(attrAttempt, int64(attempt)),
@@ -369,7 +399,7 @@ func (t *Tracing) stepAttrs(s engine.StepCall, attempt uint64) []attribute.KeyVa
 	return as
 }
 
-func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r engine.StepResult, outcome string) {
+func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time, r interceptor.StepResult, outcome string) {
 	// A semantic event's span runs from the end of the one before (the
 	// step's start for the first) to the event's created_at.
 	prev := start
@@ -487,15 +517,16 @@ func langfuseAttrs(o event.Event) []attribute.KeyValue {
 }
 
 // Ended ends the run span, if this process holds it, and counts the run.
-func (t *Tracing) Ended(ctx context.Context, td engine.Teardown, terminal event.Event) {
-	if t.off() {
+func (t *Tracing) Ended(ctx context.Context, td interceptor.End) {
+	if t.off() || td.Duplicate {
 		return
 	}
-	crashed := td.Marker == store.Crashed
+	terminal := td.Terminal
+	crashed := td.Marker == interceptor.Crashed
 	if t.m != nil {
 		t.m.runEnded(ctx, td.Run.Class, crashed)
 	}
-	span := t.runs.take(td.Run)
+	span := t.runs.take(runKey(td.Run))
 	if span == nil {
 		return
 	}

@@ -135,7 +135,7 @@ func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev
 	failed := event.IsException(ev) && !event.IsStop(ev)
 	if !failed || !e.compensable() {
 		r := e.cache.peek(run) // teardown evicts it
-		if err := e.teardown(ctx, run, ev); err != nil {
+		if err := e.teardown(ctx, run, t, ev); err != nil {
 			return err
 		}
 		if r != nil && !e.local {
@@ -145,7 +145,7 @@ func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev
 		return nil
 	}
 	if _, ended := e.endedStatus(ctx, run); ended {
-		return e.teardown(ctx, run, ev) // a redelivery: only its teardown may be left
+		return e.teardown(ctx, run, t, ev) // a redelivery: only its teardown may be left
 	}
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d))
@@ -155,7 +155,7 @@ func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev
 		return err
 	}
 	r := e.cache.peek(run)
-	if err := e.teardown(ctx, run, ev); err != nil {
+	if err := e.teardown(ctx, run, t, ev); err != nil {
 		return err
 	}
 	if r != nil && !e.local {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/status"
 
 	"github.com/saap-go/agent/agenttest"
@@ -130,7 +129,7 @@ func TestCompensationOrder(t *testing.T) {
 	final := res.Get("RunCompensatedEvent")[0].(*event.RunCompensatedEvent)
 	agenttest.Equal(t, final.CompensatedSteps, []string{"charge", "reserve"})
 	agenttest.Equal(t, len(final.FailedSteps), 0)
-	st, err := h.Engine().Status(t.Context(), res.RunID())
+	st, err := h.Status(res.RunID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestCompensationRetried(t *testing.T) {
 	res := h.Start(&Order{Item: "book", Fail: true})
 	agenttest.Equal(t, len(s.undone), 0)
 	agenttest.Equal(t, res.Count("RunCompensatedEvent"), 0)
-	st, _ := h.Engine().Status(t.Context(), res.RunID())
+	st, _ := h.Status(res.RunID())
 	agenttest.Equal(t, st.State, status.Compensating)
 	advance(h, time.Minute)
 	agenttest.Equal(t, s.undone, []string{"charge", "reserve"})
@@ -175,7 +174,7 @@ func TestCompensationGivenUp(t *testing.T) {
 	s := newSaga()
 	s.failUndo["charge"] = 1000
 	h := agenttest.New(t, s.workflow(t, "SagaGiveUp"),
-		agenttest.WithEngineOptions(engine.WithOutageBudget(10*time.Second)))
+		agenttest.WithOutageBudget(10*time.Second))
 	res := h.Start(&Order{Item: "book", Fail: true})
 	advance(h, time.Minute)
 	agenttest.Equal(t, s.undone, []string{"reserve"})
@@ -192,7 +191,7 @@ func TestCompensationGivenUp(t *testing.T) {
 	final := res.Get("RunCompensatedEvent")[0].(*event.RunCompensatedEvent)
 	agenttest.Equal(t, final.FailedSteps, []string{"charge"})
 	agenttest.Equal(t, final.CompensatedSteps, []string{"reserve"})
-	st, _ := h.Engine().Status(t.Context(), res.RunID())
+	st, _ := h.Status(res.RunID())
 	agenttest.Equal(t, st.State, status.Failed)
 	agenttest.Equal(t, st.CompensationFailed, []string{"charge"})
 	var letters []*bus.StoredMsg

@@ -11,11 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/store"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
@@ -47,18 +44,17 @@ type Engine struct {
 	w      *step.Workflow
 	class  string
 	stream string
-	bus    bus.Bus
-	store  store.Store
-	cache  *runCache
+	// consumer is the durable consumer the engine's events come from.
+	consumer string
+	bus      bus.Bus
+	store    store.Store
+	cache    *runCache
 
 	log        *slog.Logger
-	tracer     trace.Tracer
+	ic         interceptor.Chain // nil: no interceptors
 	heartbeat  time.Duration
 	sequential bool
 	config     ConfigResolver
-	observer   Observer
-	observed   bool // an Observer was given: collect what it is told
-	hooks      Hooks
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
 	budget     time.Duration // outage budget for transient failures
@@ -89,23 +85,6 @@ type Option func(*Engine)
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 
-// WithTracer sets the tracer steps get from Context.Tracer and under which
-// the engine starts one span per step execution (default: no tracing).
-func WithTracer(t trace.Tracer) Option { return func(e *Engine) { e.tracer = t } }
-
-// WithHeartbeat sets how often Handle sends an in-progress acknowledgement
-// while it works, well below the consumer's AckWait (default 10 s; 0 or a
-// negative duration disables heartbeats).
-func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbeat = d } }
-
-// WithConfig sets how a run's agent configuration is resolved at its
-// StartEvent (default: an empty configuration, and Context.Config is nil).
-func WithConfig(r ConfigResolver) Option { return func(e *Engine) { e.config = r } }
-
-// WithObserver reports executions, teardowns and dropped outputs to o (used
-// by package agenttest; also a place for metrics).
-func WithObserver(o Observer) Option { return func(e *Engine) { e.observer = o } }
-
 // WithCacheSize bounds the number of runs whose history is cached
 // (default 10 000). Evicted histories are reloaded from the stream on demand.
 func WithCacheSize(n int) Option { return func(e *Engine) { e.cache.max = max(n, 1) } }
@@ -120,6 +99,27 @@ func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = n
 func WithBackoff(f func(delivered uint64) time.Duration) Option {
 	return func(e *Engine) { e.backoff = f }
 }
+
+// WithInterceptors installs interceptors, called in the order given (see
+// package interceptor). An engine without any pays nothing for them.
+func WithInterceptors(ics ...interceptor.Interceptor) Option {
+	return func(e *Engine) {
+		for _, ic := range ics {
+			if ic != nil {
+				e.ic = append(e.ic, ic)
+			}
+		}
+	}
+}
+
+// WithHeartbeat sets how often Handle sends an in-progress acknowledgement
+// while it works, well below the consumer's AckWait (default 10 s; 0 or a
+// negative duration disables heartbeats).
+func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbeat = d } }
+
+// WithConfig sets how a run's agent configuration is resolved at its
+// StartEvent (default: an empty configuration, and Context.Config is nil).
+func WithConfig(r ConfigResolver) Option { return func(e *Engine) { e.config = r } }
 
 // Sequential makes the engine run the ready steps of one trigger one after
 // the other, in candidate (alphabetical) order, in the calling goroutine.
@@ -150,6 +150,7 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		w:           w,
 		class:       w.Class(),
 		stream:      topic.StreamName(w.Class()),
+		consumer:    bus.RunnerConsumer(w.Class()).Durable,
 		bus:         b,
 		store:       s,
 		cache:       newRunCache(10000),
@@ -181,11 +182,6 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 	}
 	e.heartbeat = max(e.heartbeat, 0)
 	e.beats.every = e.heartbeat
-	if e.observer == nil {
-		e.observer = nopObserver{}
-	} else {
-		e.observed = true
-	}
 	return e, nil
 }
 
@@ -225,51 +221,6 @@ func (emptyConfig) Resolve(context.Context, step.Run) (json.RawMessage, error) {
 }
 func (emptyConfig) Decode(json.RawMessage) (any, error) { return nil, nil }
 func (emptyConfig) Static() bool                        { return true }
-
-// Execution describes one step execution, as reported to an Observer.
-type Execution struct {
-	Run     store.RunKey
-	Step    string
-	Trigger string   // event id of the trigger
-	Inputs  []string // event ids bound, in parameter order (list elements in stream order)
-	Outputs []string // event ids of the outputs published
-	Rerun   bool     // the claim was pending: a re-run after an interrupted execution
-	Err     error    // the step's error (or a precondition's)
-}
-
-// Teardown describes the handling of a terminal event, as reported to an
-// Observer.
-type Teardown struct {
-	Run       store.RunKey
-	Marker    string // store.Completed or store.Crashed
-	Duplicate bool   // the run was already torn down; nothing was done
-}
-
-// Drop describes an output that was not published because the run had
-// already published its terminal event (a protocol violation).
-type Drop struct {
-	Run   store.RunKey
-	Step  string
-	Event event.Event
-}
-
-// Observer is told what the engine did. Calls may come from several
-// goroutines at once unless the engine is Sequential.
-type Observer interface {
-	// Executed is called after each step execution (or failed
-	// precondition), once its outputs are published.
-	Executed(Execution)
-	// TornDown is called for each delivery of a terminal event.
-	TornDown(Teardown)
-	// Dropped is called for each output refused because the run had ended.
-	Dropped(Drop)
-}
-
-type nopObserver struct{}
-
-func (nopObserver) Executed(Execution) {}
-func (nopObserver) TornDown(Teardown)  {}
-func (nopObserver) Dropped(Drop)       {}
 
 // Handle processes one delivery of a control event of the engine's class
 // and settles it: Ack once the event is handled — every step it started
@@ -315,15 +266,11 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	if m.Header.Lookup("traceparent") != "" {
 		ctx = bus.ExtractTrace(ctx, m.Header) // continue the publisher's trace
 	}
-	if e.hooks != nil {
+	if e.ic != nil {
 		var done func(error)
-		ctx, done = e.hooks.Deliver(ctx, Delivered{Topic: t, Event: ev, Seq: d.Seq(), NumDelivered: d.NumDelivered()})
+		ctx, done = e.ic.Deliver(ctx, interceptor.Delivery{Topic: t, Event: ev, Seq: d.Seq(), NumDelivered: d.NumDelivered(),
+			Stream: e.stream, Consumer: e.consumer})
 		defer func() { done(err) }()
-	}
-	if e.tracer != nil {
-		var end func(error)
-		ctx, end = e.spans(ctx, m.Subject, event.Name(ev), d)
-		defer func() { end(err) }()
 	}
 	if n := d.NumDelivered(); n > e.last {
 		// Delivered again after the last try: the handling before never
@@ -363,34 +310,6 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 	}
 }
 
-// spans starts the reference's consumer span "<consumer>.receive <event>"
-// and its child "<consumer>.process <event>"; end closes both.
-func (e *Engine) spans(ctx context.Context, subject, name string, d bus.Delivery) (context.Context, func(error)) {
-	consumer := bus.RunnerConsumer(e.class).Durable
-	attrs := []attribute.KeyValue{
-		attribute.String("messaging.system", "nats.jetstream"),
-		attribute.String("messaging.source", subject),
-		attribute.String("messaging.operation", "receive"),
-		attribute.String("event.type", string(topic.Control)),
-		attribute.String("event.class", name),
-		attribute.Int64("jetstream.sequence", int64(d.Seq())),
-		attribute.String("jetstream.stream", e.stream),
-		attribute.Int64("jetstream.delivery_count", int64(d.NumDelivered())),
-		attribute.String("jetstream.queue_group", consumer),
-	}
-	ctx, recv := e.tracer.Start(ctx, consumer+".receive "+name,
-		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := e.tracer.Start(ctx, consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
-	return ctx, func(err error) {
-		if err != nil {
-			proc.RecordError(err)
-			proc.SetStatus(codes.Error, err.Error())
-		}
-		proc.End()
-		recv.End()
-	}
-}
-
 // hasAIHub reports whether h has an X-AIHub-* header, without allocating.
 func hasAIHub(h bus.Header) bool {
 	for k := range h {
@@ -403,8 +322,8 @@ func hasAIHub(h bus.Header) bool {
 
 func (e *Engine) deadLetter(ctx context.Context, d bus.Delivery, reason string) {
 	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
-	if e.hooks != nil {
-		e.hooks.DeadLettered(ctx, d.Msg().Subject, reason)
+	if e.ic != nil {
+		e.ic.DeadLettered(ctx, d.Msg().Subject, reason)
 	}
 	if err := d.DeadLetter(ctx, reason); err != nil {
 		e.log.ErrorContext(ctx, "dispatch: dead-letter failed", "subject", d.Msg().Subject, "error", err)

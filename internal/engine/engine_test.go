@@ -203,7 +203,7 @@ func TestSeedWriteFailureRedelivers(t *testing.T) {
 		return &Out{}, nil
 	}, step.Name("s"))
 	st := &flakyStore{Store: memstore.New(), failSetMany: 1}
-	h := agenttest.New(t, partial(t, "Seed", s), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
+	h := agenttest.New(t, partial(t, "Seed", s), agenttest.WithStore(st), agenttest.WithConfigResolver(platformConfig{}))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	h.Advance(time.Second) // the first Nak delay
@@ -248,7 +248,7 @@ func TestHandleDeadLettersBadMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &recorder{msg: bus.Msg{Subject: tc.subject, Data: tc.data}}
-			h.Engine().Handle(t.Context(), d)
+			h.Handle(t.Context(), d)
 			if d.settled != "deadletter" || !strings.Contains(d.reason, tc.reason) {
 				t.Fatalf("settled %s (%q), want a dead letter mentioning %q", d.settled, d.reason, tc.reason)
 			}
@@ -405,7 +405,7 @@ func TestConfigFailuresEndTheRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ran := false
 			s := step.New(func(ctx step.Context, q *event.StartEvent) (*Out, error) { ran = true; return &Out{}, nil }, step.Name("s"))
-			h := agenttest.New(t, partial(t, "BadConfig", s), agenttest.WithEngineOptions(engine.WithConfig(r)))
+			h := agenttest.New(t, partial(t, "BadConfig", s), agenttest.WithConfigResolver(r))
 			res := h.Start(&event.StartEvent{})
 			exc, ok := res.Terminal().(*event.ExceptionEvent)
 			want := r.resolveErr
@@ -462,7 +462,7 @@ func TestFailedSeedWriteKeepsTheRecord(t *testing.T) {
 	var runs atomic.Int32
 	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) ([]*Out, error) { runs.Add(1); return []*Out{{}}, nil }, step.Name("a"))
 	st := &lateSeedStore{Store: memstore.New(), recorded: make(chan struct{})}
-	h := agenttest.New(t, partial(t, "SeedRecord", a), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
+	h := agenttest.New(t, partial(t, "SeedRecord", a), agenttest.WithStore(st), agenttest.WithConfigResolver(platformConfig{}))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	agenttest.Equal(t, runs.Load(), int32(1))
@@ -512,7 +512,7 @@ func TestFailedSeedWriteDoesNotStick(t *testing.T) {
 	a := step.New(func(ctx step.Context, m *event.UserMessageEvent) (*Out, error) { return &Out{}, nil }, step.Name("a"))
 	b := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("b"))
 	st := &flakyStore{Store: memstore.New(), failSetMany: 1}
-	h := agenttest.New(t, partial(t, "SeedStale", a, b), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
+	h := agenttest.New(t, partial(t, "SeedStale", a, b), agenttest.WithStore(st), agenttest.WithConfigResolver(platformConfig{}))
 	res := h.Start(&event.UserMessageEvent{Messages: []event.ChatMessage{event.Text(event.RoleUser, "hi")}})
 	agenttest.Equal(t, res.Count("Out"), 0)
 	// Another replica handles the redelivered start: the run context is

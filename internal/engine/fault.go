@@ -177,8 +177,8 @@ func (e *Engine) giveUp(ctx context.Context, t topic.Agent, ev event.Event, d bu
 		}
 	}
 	e.log.ErrorContext(ctx, "dispatch: dead-lettering a control message", "subject", d.Msg().Subject, "reason", reason)
-	if e.hooks != nil {
-		e.hooks.DeadLettered(ctx, d.Msg().Subject, reason)
+	if e.ic != nil {
+		e.ic.DeadLettered(ctx, d.Msg().Subject, reason)
 	}
 	if err := d.DeadLetter(ctx, reason); err != nil && !errors.Is(err, bus.ErrSettled) {
 		delay := e.backoff(d.NumDelivered())

@@ -88,7 +88,7 @@ func TestOutageBudgetEndsTheRun(t *testing.T) {
 	st := &downStore{Store: memstore.New(), err: errFlaky}
 	// Delays 1 s, 2 s, then 4 s would pass the 5 s budget: three tries.
 	h := agenttest.New(t, partial(t, "Outage", s), agenttest.WithStore(st),
-		agenttest.WithEngineOptions(engine.WithOutageBudget(5*time.Second)))
+		agenttest.WithOutageBudget(5*time.Second))
 	res := h.Start(&In{})
 	agenttest.Equal(t, st.claims, 1)
 	agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
@@ -123,7 +123,7 @@ func TestMaxDeliverGivesUpBeforeTheLastDelivery(t *testing.T) {
 	s := step.New(func(ctx step.Context, in *In) ([]*Out, error) { return []*Out{{}}, nil }, step.Name("s"))
 	st := &downStore{Store: memstore.New(), err: errFlaky}
 	h := agenttest.New(t, partial(t, "MaxDel", s), agenttest.WithStore(st),
-		agenttest.WithEngineOptions(engine.WithMaxDeliver(3)))
+		agenttest.WithMaxDeliver(3))
 	res := h.Start(&In{})
 	agenttest.Equal(t, res.Count("ExceptionEvent"), 0)
 	h.Advance(time.Second)
@@ -138,14 +138,14 @@ func TestMaxDeliverGivesUpBeforeTheLastDelivery(t *testing.T) {
 func TestCrashLoopGivesUpAtTheLastDelivery(t *testing.T) {
 	runs := 0
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { runs++; return &Out{}, nil }, step.Name("s"))
-	h := agenttest.New(t, partial(t, "CrashLoop", s), agenttest.WithEngineOptions(engine.WithMaxDeliver(3)))
+	h := agenttest.New(t, partial(t, "CrashLoop", s), agenttest.WithMaxDeliver(3))
 	subject := "agent.CrashLoop.a.t.d.r1.control_event.In.e1"
 	data, err := event.Marshal(event.Stamp(&In{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}, delivered: 3}
-	h.Engine().Handle(t.Context(), d)
+	h.Handle(t.Context(), d)
 	h.Settle()
 	if runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "delivered 3 times") {
 		t.Fatalf("runs %d, settled %s (%q): want no run and a dead letter", runs, d.settled, d.reason)
@@ -188,12 +188,12 @@ func (d *failingLetters) DeadLetter(context.Context, string) error {
 func TestGiveUpBeforeHandlingAndFailedDeadLetter(t *testing.T) {
 	calls := 0
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { calls++; return &Out{}, nil }, step.Name("s"))
-	h := agenttest.New(t, partial(t, "Loop", s), agenttest.WithEngineOptions(engine.WithMaxDeliver(3)))
+	h := agenttest.New(t, partial(t, "Loop", s), agenttest.WithMaxDeliver(3))
 	data, _ := event.Marshal(&In{ControlEvent: event.ControlEvent{Base: event.Base{EventID: "e1", CreatedAt: 1}}})
 	subject := "agent.Loop.a.t.d.r.control_event.In.e1"
 	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}}
 	late := &failingLetters{recorder: *d, n: 4}
-	h.Engine().Handle(t.Context(), late)
+	h.Handle(t.Context(), late)
 	agenttest.Equal(t, calls, 0)
 	if late.settled != "nak" {
 		t.Fatalf("settled %q, want a nak after the dead letter failed", late.settled)
@@ -315,7 +315,7 @@ func TestUndecodableEventEndsTheRun(t *testing.T) {
 	h := agenttest.New(t, partial(t, "Undecodable", s))
 	subject := "agent.Undecodable.a.t.d.r1.control_event.In.e1"
 	d := &recorder{msg: bus.Msg{Subject: subject, Data: []byte(`{"_event_name":`)}}
-	h.Engine().Handle(t.Context(), d)
+	h.Handle(t.Context(), d)
 	h.Settle()
 	m, err := h.Bus().NextMsg(t.Context(), topic.StreamName("Undecodable"), "agent.Undecodable.a.t.d.r1.control_event.ExceptionEvent.*", 1)
 	if err != nil {
@@ -343,12 +343,12 @@ func TestNewRefusesClassTooLongForJetStream(t *testing.T) {
 func TestCancelledHandlingIsHandedBack(t *testing.T) {
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { return &Out{}, nil }, step.Name("s"))
 	st := &downStore{Store: memstore.New(), err: context.Canceled}
-	h := agenttest.New(t, partial(t, "Cut", s), agenttest.WithStore(st), agenttest.WithEngineOptions(engine.WithMaxDeliver(1)))
+	h := agenttest.New(t, partial(t, "Cut", s), agenttest.WithStore(st), agenttest.WithMaxDeliver(1))
 	data, _ := event.Marshal(&In{ControlEvent: event.ControlEvent{Base: event.Base{EventID: "e1", CreatedAt: 1}}})
 	d := &recorder{msg: bus.Msg{Subject: "agent.Cut.a.t.d.r.control_event.In.e1", Data: data}}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	h.Engine().Handle(ctx, d)
+	h.Handle(ctx, d)
 	if d.settled != "nak" {
 		t.Fatalf("settled %q, want a nak", d.settled)
 	}
@@ -370,7 +370,7 @@ func TestTooLongIDsRefusedBeforeAnyStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &recorder{msg: bus.Msg{Subject: subject, Data: data}}
-	h.Engine().Handle(t.Context(), d)
+	h.Handle(t.Context(), d)
 	h.Settle()
 	if runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "too long") {
 		t.Fatalf("runs %d, settled %s (%q): want no run and a dead letter", runs, d.settled, d.reason)
@@ -393,7 +393,7 @@ func TestCrashLoopGivenUpByItsCutShortHandlings(t *testing.T) {
 	}
 	deliver := func(id string, n uint64) *recorder {
 		d := &recorder{msg: bus.Msg{Subject: "agent.Cut2.a.t.d.r1.control_event.In." + id, Data: data}, delivered: n}
-		h.Engine().Handle(t.Context(), d)
+		h.Handle(t.Context(), d)
 		h.Settle()
 		return d
 	}
@@ -409,7 +409,7 @@ func TestCrashLoopGivenUpByItsCutShortHandlings(t *testing.T) {
 	// A redelivery that ends clears its count.
 	h2 := agenttest.New(t, partial(t, "Cut3", s), agenttest.WithStore(st))
 	d := &recorder{msg: bus.Msg{Subject: "agent.Cut3.a.t.d.r2.control_event.In.e2", Data: data}, delivered: 2}
-	h2.Engine().Handle(t.Context(), d)
+	h2.Handle(t.Context(), d)
 	h2.Settle()
 	if _, ok, _ := st.Get(t.Context(), store.RunKey{Class: "Cut3", Run: "r2"}.RunContext(), "_attempt.e2"); ok || d.settled == "deadletter" {
 		t.Fatalf("settled %s; the ended handling's count must be gone", d.settled)

@@ -58,7 +58,7 @@ func TestConcurrentAnswersOneAccepted(t *testing.T) {
 		ans := &event.HumanInTheLoopInputResponseEvent{Response: string(rune('a' + i)), RequestEvent: req}
 		event.Stamp(ans)
 		a := res.Topic().Event(topic.Control, event.Name(ans), ans.EventID)
-		wg.Go(func() { errs[i] = h.Engine().Process(t.Context(), a, ans, uint64(100+i)) })
+		wg.Go(func() { errs[i] = h.Process(a, ans, uint64(100+i)) })
 	}
 	wg.Wait()
 	accepted := 0
@@ -87,7 +87,7 @@ func TestFenceOnAnotherReplica(t *testing.T) {
 	mallory.Thread = "mallory-thread"
 	ans := &event.HumanInTheLoopInputResponseEvent{Response: "Mallory", RequestEvent: req}
 	event.Stamp(ans)
-	err := h2.Engine().Process(t.Context(), mallory.Event(topic.Control, event.Name(ans), ans.EventID), ans, 1)
+	err := h2.Process(mallory.Event(topic.Control, event.Name(ans), ans.EventID), ans, 1)
 	if !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "thread_id") {
 		t.Fatalf("hijack on the second replica: %v, want refused for its thread_id", err)
 	}
@@ -101,10 +101,10 @@ func TestFenceOnAnotherReplica(t *testing.T) {
 // Process refuses a subject of another class, and a run whose state was
 // seeded without an identity is not entered.
 func TestProcessRefusals(t *testing.T) {
-	h := agenttest.New(t, askerFlow(t, nil), agenttest.WithEngineOptions(engine.WithConfig(platformConfig{})))
+	h := agenttest.New(t, askerFlow(t, nil), agenttest.WithConfigResolver(platformConfig{}))
 	ev := event.Stamp(&In{})
 	a := topic.Agent{Class: "Other", ID: "a", Thread: "t", Display: "d", Run: "r", Type: topic.Control, Name: "In", EventID: ev.EventBase().EventID}
-	if err := h.Engine().Process(t.Context(), a, ev, 1); !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "agent_class") {
+	if err := h.Process(a, ev, 1); !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "agent_class") {
 		t.Errorf("foreign class: %v, want refused naming agent_class", err)
 	}
 	a.Class = "Asker"
@@ -112,14 +112,14 @@ func TestProcessRefusals(t *testing.T) {
 	if err := h.Store().Set(context.Background(), run.RunContext(), engine.KeyAgentConfig, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Engine().Process(t.Context(), a, ev, 1); !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "no recorded identity") {
+	if err := h.Process(a, ev, 1); !errors.Is(err, engine.ErrRefused) || !strings.Contains(err.Error(), "no recorded identity") {
 		t.Errorf("run without identity: %v, want refused", err)
 	}
 	// Recording the identity lets exactly that agent id and thread in.
 	if err := engine.RecordIdentity(context.Background(), h.Store(), a, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Engine().Process(t.Context(), a, ev, 1); err != nil {
+	if err := h.Process(a, ev, 1); err != nil {
 		t.Errorf("run with its identity recorded: %v", err)
 	}
 	b := a

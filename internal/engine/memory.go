@@ -67,9 +67,9 @@ func (e *Engine) delegateMemory(ctx context.Context, caller topic.Agent, marker 
 	// new root span only links to the caller's.
 	link := trace.LinkFromContext(ctx, attribute.String("saap.link", "memory delegation caller"))
 	dctx := trace.ContextWithSpanContext(baggage.ContextWithoutBaggage(ctx), trace.SpanContext{})
-	if e.tracer != nil {
+	if sp := trace.SpanFromContext(ctx); sp.SpanContext().IsValid() {
 		var span trace.Span
-		dctx, span = e.tracer.Start(dctx, "memory delegation "+m.TargetAgentClass,
+		dctx, span = sp.TracerProvider().Tracer(tracerName).Start(dctx, "memory delegation "+m.TargetAgentClass,
 			trace.WithNewRoot(), trace.WithLinks(link), trace.WithSpanKind(trace.SpanKindProducer),
 			trace.WithAttributes(attribute.String("saap.caller.run_id", caller.Run), attribute.String("saap.target.run_id", to.Run)))
 		defer span.End()

@@ -2,18 +2,17 @@ package engine_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/semantic"
 	memstore "github.com/saap-go/agent/store/memory"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/embedded"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/bustest"
@@ -25,36 +24,6 @@ import (
 
 // idTracer makes spans with real ids (a child keeps its parent's trace id,
 // a new root gets a fresh one) and records how each was started.
-type idTracer struct {
-	embedded.Tracer
-	mu    sync.Mutex
-	spans map[string]trace.SpanConfig
-}
-
-type idSpan struct {
-	trace.Span
-	sc trace.SpanContext
-}
-
-func (s idSpan) SpanContext() trace.SpanContext { return s.sc }
-
-func (t *idTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	cfg := trace.NewSpanStartConfig(opts...)
-	t.mu.Lock()
-	t.spans[name] = cfg
-	t.mu.Unlock()
-	var tid trace.TraceID
-	var sid trace.SpanID
-	_, _ = rand.Read(tid[:])
-	_, _ = rand.Read(sid[:])
-	if parent := trace.SpanContextFromContext(ctx); parent.IsValid() && !cfg.NewRoot() {
-		tid = parent.TraceID()
-	}
-	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
-	_, base := noop.NewTracerProvider().Tracer("").Start(ctx, name)
-	s := idSpan{Span: base, sc: sc}
-	return trace.ContextWithSpan(ctx, s), s
-}
 
 // TestMemoryDelegation: a step's MemoryStorageRequestedEvent is published
 // into the caller's run, and its start event goes by JetStream to the
@@ -81,8 +50,11 @@ func TestMemoryDelegation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &idTracer{spans: map[string]trace.SpanConfig{}}
-	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0), engine.WithTracer(tr))
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0),
+		engine.WithInterceptors(semantic.New(semantic.WithTracerProvider(tp))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +132,18 @@ func TestMemoryDelegation(t *testing.T) {
 	if !sc.IsValid() || sc.TraceID() == callerTrace {
 		t.Errorf("delegation trace %v: want a valid trace other than the caller's %v", sc.TraceID(), callerTrace)
 	}
-	tr.mu.Lock()
-	cfg, ok := tr.spans["memory delegation "+writer]
-	tr.mu.Unlock()
-	if !ok || !cfg.NewRoot() || len(cfg.Links()) != 1 || cfg.Links()[0].SpanContext.TraceID() != callerTrace {
-		t.Errorf("delegation span: recorded %v, new root %v, links %v; want a new root linked to the caller's trace", ok, cfg.NewRoot(), cfg.Links())
+	// The handling that delegated has returned once the consumer stopped.
+	if err := cons.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var span sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "memory delegation "+writer {
+			span = sp
+		}
+	}
+	if span == nil || span.Parent().IsValid() || len(span.Links()) != 1 || span.Links()[0].SpanContext.TraceID() != callerTrace {
+		t.Errorf("delegation span %v: want a new root linked to the caller's trace", span)
 	}
 	select {
 	case extra := <-got:

@@ -10,12 +10,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/store"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
@@ -499,6 +496,7 @@ type plan struct {
 	outBuf  [2]event.Event
 	keptBuf [2]json.RawMessage
 	callBuf [2]event.Event // what the step returned
+	outIDs  [2]string      // the published outputs' ids, for the interceptors
 }
 
 // bind checks availability and binds the step's and its
@@ -614,7 +612,7 @@ func (e *Engine) ready(ctx context.Context, run store.RunKey, p *plan) (bool, er
 		return ok, nil
 	}
 	err = fmt.Errorf("precondition of step %s: %w", s.Name(), err)
-	e.observer.Executed(Execution{Run: run, Step: s.Name(), Trigger: p.sc.run.Trigger.EventBase().EventID, Inputs: p.inputs, Err: err})
+	e.executed(ctx, interceptor.Execution{Run: runTopic(p.sc.t), Step: s.Name(), Trigger: p.sc.run.Trigger.EventBase().EventID, Inputs: p.inputs, Err: err})
 	ref := p.b.id("exception", 0)
 	if !s.StopOnError() {
 		e.log.WarnContext(ctx, "dispatch: precondition failed", failAttrs(run, s.Name(), ref, err)...)
@@ -659,7 +657,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	// its output, under the binding's deterministic id, is its completion.
 	single := s.SingleOutput() && s.MaxExecutions() == 0
 	fast := p.fresh && s.MaxExecutions() == 0
-	x := Execution{Run: run, Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs}
+	x := interceptor.Execution{Run: runTopic(t), Step: s.Name(), Trigger: trigger.EventBase().EventID, Inputs: p.inputs}
 	if single && !p.fresh {
 		// A redelivery: an earlier handling may have published the
 		// output. If not, the claim tells of a failure it recorded.
@@ -690,6 +688,19 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	e.noteRunning(ctx, r, t)
 	stepDone := e.stepStart(p, x)
+	evs, callErr, err := e.runStep(ctx, r, t, p, x, fast, single)
+	if stepDone != nil {
+		stepEnd(stepDone, p, evs, callErr)
+	}
+	return err
+}
+
+// runStep runs p's step, once execute has decided to, publishes its
+// outputs (or the failure's ExceptionEvent) and records its outcome. It
+// returns what it published, the step's error, and the handling's error.
+func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x interceptor.Execution, fast, single bool) (evs []event.Event, callErr error, err error) {
+	s := p.step
+	run := r.key
 	outs, callErr := e.call(p)
 	if callErr == nil {
 		for _, o := range outs {
@@ -705,20 +716,16 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	if invalid != nil {
 		callErr = step.WithUserMessage(invalid, invalid.Error())
 	}
-	var evs []event.Event
 	var kept []json.RawMessage
-	if stepDone != nil {
-		defer func() { stepEnd(stepDone, p, evs, callErr) }()
-	}
 	// The step's record goes out beside the run's start write, unless the
 	// step may have seen that write fail: a step that failed waits for it,
 	// and one that read the run context already waited.
 	if callErr != nil {
 		if err := r.waitSeed(ctx); err != nil {
-			return err
+			return evs, callErr, err
 		}
 	} else if err := r.seedFailure(); err != nil {
-		return err
+		return evs, callErr, err
 	}
 	unpublishable := invalid != nil // an output no retry can publish
 	if callErr == nil {
@@ -748,7 +755,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	}
 	if callErr == nil && s.HasCompensation() {
 		if err := e.recordUndo(ctx, run, p, kept); err != nil {
-			return err
+			return evs, callErr, err
 		}
 	}
 	var outcome store.Outcome
@@ -758,7 +765,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 		ref := p.b.id("exception", 0)
 		evs, kept = nil, nil
 		x.Err = callErr
-		e.observer.Executed(x)
+		e.executed(ctx, x)
 		outcome = store.Outcome{Failed: true, Message: callErr.Error()}
 		if s.StopOnError() || unpublishable {
 			e.log.ErrorContext(ctx, "dispatch: step failed, ending the run", failAttrs(run, s.Name(), ref, callErr)...)
@@ -770,7 +777,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			exc.CreatedAt = e.now().UnixNano()
 			data, err := event.Marshal(exc)
 			if err != nil {
-				return Permanent(fmt.Errorf("dispatch: encode ExceptionEvent: %w", err))
+				return evs, callErr, Permanent(fmt.Errorf("dispatch: encode ExceptionEvent: %w", err))
 			}
 			evs, kept = []event.Event{exc}, []json.RawMessage{data}
 		} else {
@@ -782,9 +789,9 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			// Torn down while the step ran: nothing to record, and its
 			// outputs are dropped as late outputs are.
 			for _, o := range evs {
-				e.dropLate(ctx, r, s.Name(), o)
+				e.dropLate(ctx, r, t, s.Name(), o)
 			}
-			return nil
+			return evs, callErr, nil
 		}
 	}
 	// A failure that ends nothing (continue on error) leaves no output:
@@ -798,17 +805,17 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 			// Nothing is published: the redelivery claims, finds the
 			// record if it landed, and otherwise runs the step again with
 			// the same output ids.
-			return fmt.Errorf("dispatch: record %s: %w", s.Name(), err)
+			return evs, callErr, fmt.Errorf("dispatch: record %s: %w", s.Name(), err)
 		case res.Status == store.Done:
 			// Another execution of the binding recorded first (a duplicate
 			// trigger): its outputs are the ones the run gets.
 			if len(res.Outcome.Outputs) == 0 {
-				return nil
+				return evs, callErr, nil
 			}
 			if err := r.waitSeed(ctx); err != nil {
-				return err
+				return evs, callErr, err
 			}
-			return e.republish(ctx, r, t, p, x, res.Outcome)
+			return evs, callErr, e.republish(ctx, r, t, p, x, res.Outcome)
 		}
 	} else if !fast && len(kept) > 0 {
 		keep := outcome
@@ -824,39 +831,42 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 	// out beside it: should the start write fail, the start's redelivery
 	// writes it again, finds the record and publishes what it kept.
 	if err := r.waitSeed(ctx); err != nil {
-		return err
+		return evs, callErr, err
 	}
 	for i, o := range evs {
 		if isQuestion(o) {
 			if err := e.openQuestion(ctx, r, t, o); err != nil {
-				return err
+				return evs, callErr, err
 			}
 		}
 		ok, _, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
 		if err != nil {
-			return err
+			return evs, callErr, err
 		}
 		if ok && event.Has(o, "MemoryStorageRequestedEvent") {
 			e.delegateMemory(ctx, t, o)
 		}
-		if ok && e.observed && callErr == nil {
+		if ok && e.ic != nil && callErr == nil {
+			if x.Outputs == nil {
+				x.Outputs = p.outIDs[:0]
+			}
 			x.Outputs = append(x.Outputs, o.EventBase().EventID)
 		}
 	}
 	if callErr == nil {
-		e.observer.Executed(x)
+		e.executed(ctx, x)
 	}
 	// A recorded execution's outputs stay in its record until the run's
 	// state is deleted: dropping them would cost a write per step.
 	if !fast {
 		if err := e.complete(ctx, run, s.Name(), p.b.key, outcome); err != nil {
-			return err
+			return evs, callErr, err
 		}
 	}
 	if unpublishable {
-		return &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
+		return evs, callErr, &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
 	}
-	return nil
+	return evs, callErr, nil
 }
 
 // republish publishes the outputs kept with a claim whose step ran but whose
@@ -865,7 +875,7 @@ func (e *Engine) execute(ctx context.Context, r *runEntry, t topic.Agent, trigge
 // again. A control output the stream already holds is not published again:
 // its subject ends in its event id, so the stream tells, however long the
 // crash lasted.
-func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x Execution, o store.Outcome) error {
+func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *plan, x interceptor.Execution, o store.Outcome) error {
 	s := p.step
 	x.Rerun = false
 	resent := false
@@ -887,7 +897,7 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 		if ok && event.Has(ev, "MemoryStorageRequestedEvent") {
 			e.delegateMemory(ctx, t, ev)
 		}
-		if ok && e.observed && !o.Failed {
+		if ok && e.ic != nil && !o.Failed {
 			x.Outputs = append(x.Outputs, ev.EventBase().EventID)
 		}
 	}
@@ -899,7 +909,7 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 	e.log.InfoContext(ctx, "dispatch: outputs of an earlier execution published again", "run_id", r.key.Run,
 		"step", s.Name(), "outputs", len(o.Outputs))
 	if !o.Failed {
-		e.observer.Executed(x)
+		e.executed(ctx, x)
 	}
 	return e.complete(ctx, r.key, s.Name(), p.b.key, store.Outcome{Failed: o.Failed, Message: o.Message})
 }
@@ -951,24 +961,7 @@ func clipMessage(s string) string {
 }
 
 func (e *Engine) call(p *plan) ([]event.Event, error) {
-	if e.tracer == nil || e.hooks != nil { // the hooks trace the step
-		return p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
-	}
-	sctx, span := e.tracer.Start(p.sc.Context, "step "+p.step.Name())
-	defer span.End()
-	p.sc.Context = sctx
-	out, err := p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
-	if err != nil {
-		ref := p.b.id("exception", 0)
-		attrs := []attribute.KeyValue{attribute.String("error.reference", ref)}
-		var pe *step.PanicError
-		if errors.As(err, &pe) {
-			attrs = append(attrs, attribute.String("exception.stacktrace", string(pe.Stack)))
-		}
-		span.RecordError(err, trace.WithAttributes(attrs...))
-		span.SetStatus(codes.Error, publicMessage(err, ref))
-	}
-	return out, err
+	return p.step.CallAppend(p.sc, p.args, p.callBuf[:0])
 }
 
 // publicMessage is what the end user sees of a step failure: the message
@@ -1036,10 +1029,12 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 }
 
 // dropLate drops an output that comes after the run's terminal event.
-func (e *Engine) dropLate(ctx context.Context, r *runEntry, stepName string, ev event.Event) {
+func (e *Engine) dropLate(ctx context.Context, r *runEntry, t topic.Agent, stepName string, ev event.Event) {
 	e.log.WarnContext(ctx, "dispatch: protocol violation: output after the run's terminal event dropped",
 		"run_id", r.key.Run, "step", stepName, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
-	e.observer.Dropped(Drop{Run: r.key, Step: stepName, Event: ev})
+	if e.ic != nil {
+		e.ic.Dropped(ctx, interceptor.Drop{Run: runTopic(t), Step: stepName, Event: ev})
+	}
 }
 
 // publishData is publish with ev already encoded as data: a control event
@@ -1070,7 +1065,7 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()
 	if r.terminated.Load() {
-		e.dropLate(ctx, r, stepName, ev)
+		e.dropLate(ctx, r, t, stepName, ev)
 		return false, false, nil
 	}
 	// The stream refuses a control event whose subject (ending in its
@@ -1201,7 +1196,7 @@ func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 // teardown handles a received StopEvent or ExceptionEvent:
 // idempotent; deletes the run's state, then sets the end marker, evicts the
 // cached history.
-func (e *Engine) teardown(ctx context.Context, run store.RunKey, ev event.Event) error {
+func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, ev event.Event) error {
 	marker := store.Completed
 	if event.IsException(ev) && !event.IsStop(ev) {
 		marker = store.Crashed
@@ -1238,13 +1233,26 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, ev event.Event)
 		e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
 			"run_id", run.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 		e.cache.evict(run)
-		e.observer.TornDown(Teardown{Run: run, Marker: cur, Duplicate: true})
+		if e.ic != nil {
+			e.ic.Ended(ctx, interceptor.End{Run: runTopic(t), Terminal: ev, Marker: cur, Duplicate: true})
+		}
 		return nil
 	}
 	e.cache.evict(run)
-	e.observer.TornDown(Teardown{Run: run, Marker: cur})
-	if e.hooks != nil {
-		e.hooks.Ended(ctx, Teardown{Run: run, Marker: cur}, ev)
+	if e.ic != nil {
+		e.ic.Ended(ctx, interceptor.End{Run: runTopic(t), Terminal: ev, Marker: cur})
 	}
 	return nil
+}
+
+// executed tells the interceptors of a completed execution.
+func (e *Engine) executed(ctx context.Context, x interceptor.Execution) {
+	if e.ic != nil {
+		e.ic.Executed(ctx, x)
+	}
+}
+
+// runTopic is the topic of t's run, without its event fields.
+func runTopic(t topic.Agent) topic.Agent {
+	return topic.Agent{Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display, Run: t.Run}
 }

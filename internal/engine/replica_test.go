@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
@@ -15,24 +17,23 @@ import (
 )
 
 type recObserver struct {
+	interceptor.Base
 	mu    sync.Mutex
-	execs map[string][]engine.Execution
-	ends  map[string][]engine.Teardown
+	execs map[string][]interceptor.Execution
+	ends  map[string][]interceptor.End
 }
 
-func (o *recObserver) Executed(x engine.Execution) {
+func (o *recObserver) Executed(_ context.Context, x interceptor.Execution) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.execs[x.Run.Run] = append(o.execs[x.Run.Run], x)
 }
 
-func (o *recObserver) TornDown(td engine.Teardown) {
+func (o *recObserver) Ended(_ context.Context, td interceptor.End) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.ends[td.Run.Run] = append(o.ends[td.Run.Run], td)
 }
-
-func (o *recObserver) Dropped(engine.Drop) {}
 
 // Two replicas with a one-run history cache take turns on the events of two
 // interleaved runs: each replica must load the prefix it has not seen from
@@ -50,8 +51,8 @@ func TestReplicasLoadHistoryOnDemand(t *testing.T) {
 	}
 	b := memory.New(memory.Options{Manual: true, Logger: quiet})
 	defer b.Close()
-	obs := &recObserver{execs: map[string][]engine.Execution{}, ends: map[string][]engine.Teardown{}}
-	startEngines(t, b, w, memstore.New(), 2, engine.Sequential(), engine.WithCacheSize(1), engine.WithObserver(obs))
+	obs := &recObserver{execs: map[string][]interceptor.Execution{}, ends: map[string][]interceptor.End{}}
+	startEngines(t, b, w, memstore.New(), 2, engine.Sequential(), engine.WithCacheSize(1), engine.WithInterceptors(obs))
 	var runs []string
 	for range 2 {
 		runs = append(runs, startRun(t, b, "Replicas", &event.StartEvent{}, nil))

@@ -30,7 +30,7 @@ func init() {
 
 func statusOf(t *testing.T, h *agenttest.Harness, run string) status.Record {
 	t.Helper()
-	st, err := h.Engine().Status(t.Context(), run)
+	st, err := h.Status(run)
 	if err != nil {
 		t.Fatalf("Status(%s): %v", run, err)
 	}
@@ -45,7 +45,7 @@ func TestStatusTransitions(t *testing.T) {
 	var h *agenttest.Harness
 	var inside status.Record
 	ask := step.New(func(ctx step.Context, _ *Begin, _ *Proceed) (*event.HumanInTheLoopInputRequestEvent, error) {
-		st, err := h.Engine().Status(ctx, ctx.Run().RunID)
+		st, err := h.Status(ctx.Run().RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func TestStatusTransitions(t *testing.T) {
 	}, step.Name("late"))
 	h = agenttest.New(t, partial(t, "Lifecycle", ask, done, late))
 
-	if _, err := h.Engine().Status(t.Context(), "nope"); err == nil {
+	if _, err := h.Status("nope"); err == nil {
 		t.Fatal("Status of an unknown run succeeded")
 	}
 	res := h.Start(&Begin{})
@@ -126,7 +126,7 @@ func TestListRunsPaging(t *testing.T) {
 	pages := func(q status.Query) (ids []string, n int) {
 		t.Helper()
 		for {
-			page, err := h.Engine().ListRuns(t.Context(), q)
+			page, err := h.ListRuns(q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,12 +153,12 @@ func TestListRunsPaging(t *testing.T) {
 	got, _ = pages(status.Query{Thread: "shared", Limit: 2})
 	agenttest.Equal(t, got, inThread)
 	// An exact page has no next page.
-	page, err := h.Engine().ListRuns(t.Context(), status.Query{Limit: 7})
+	page, err := h.ListRuns(status.Query{Limit: 7})
 	if err != nil || len(page.Runs) != 7 || page.Next != "" {
 		t.Fatalf("ListRuns(limit 7) = %d runs, next %q, %v; want 7 and no next", len(page.Runs), page.Next, err)
 	}
 	for _, q := range []status.Query{{States: []status.State{"paused"}}, {Limit: -1}, {Thread: "a.b"}} {
-		if _, err := h.Engine().ListRuns(t.Context(), q); err == nil {
+		if _, err := h.ListRuns(q); err == nil {
 			t.Errorf("ListRuns(%+v) succeeded, want an error", q)
 		}
 	}

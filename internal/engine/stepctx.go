@@ -278,7 +278,10 @@ func (e *Engine) startFields(ctx context.Context, c *stepContext) (map[string]js
 	return fields, nil
 }
 
-var noopTracer = noop.NewTracerProvider().Tracer("github.com/saap-go/agent/dispatch")
+// tracerName names the tracer steps get from Context.Tracer.
+const tracerName = "github.com/saap-go/agent"
+
+var noopTracer = noop.NewTracerProvider().Tracer(tracerName)
 
 // stepContext is the step.Context of one execution (or precondition call).
 type stepContext struct {
@@ -316,8 +319,10 @@ func (c *stepContext) Logger() *slog.Logger {
 }
 
 func (c *stepContext) Tracer() trace.Tracer {
-	if c.e.tracer != nil {
-		return c.e.tracer
+	// The tracer of the span an interceptor (tracing) started for the
+	// step, if any.
+	if sp := trace.SpanFromContext(c.Context); sp.SpanContext().IsValid() {
+		return sp.TracerProvider().Tracer(tracerName)
 	}
 	return noopTracer
 }

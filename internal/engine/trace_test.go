@@ -1,99 +1,89 @@
 package engine_test
 
 import (
-	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/saap-go/agent/internal/engine"
-
-	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/embedded"
-	"go.opentelemetry.io/otel/trace/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
 )
 
-// recTracer records the names of the spans started.
-type recTracer struct {
-	embedded.Tracer
-	mu    sync.Mutex
-	names []string
+// tracedHarness is a harness whose runtime traces with package semantic
+// into a span recorder.
+func tracedHarness(t *testing.T, w *step.Workflow) (*agenttest.Harness, *tracetest.SpanRecorder) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	return agenttest.New(t, w, agenttest.WithInterceptors(semantic.New(semantic.WithTracerProvider(tp)))), rec
 }
 
-func (r *recTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	r.mu.Lock()
-	r.names = append(r.names, name)
-	r.mu.Unlock()
-	return noop.NewTracerProvider().Tracer("").Start(ctx, name, opts...)
-}
-
+// Tracing is an interceptor: each delivery gets the reference's consumer
+// spans, each execution a step span, and a step's Context.Tracer starts
+// spans of the same provider, under its step's span.
 func TestTracing(t *testing.T) {
-	tr := &recTracer{}
-	var stepTracer trace.Tracer
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) {
-		stepTracer = ctx.Tracer()
+		_, span := ctx.Tracer().Start(ctx, "inside")
+		span.End()
 		return &Out{}, nil
 	}, step.Name("s"))
-	h := agenttest.New(t, partial(t, "Traced", s), agenttest.WithEngineOptions(engine.WithTracer(tr)))
+	h, rec := tracedHarness(t, partial(t, "Traced", s))
 	h.Start(&In{})
-	want := []string{"agent_runner_Traced.receive In", "agent_runner_Traced.process In", "step s",
-		"agent_runner_Traced.receive Out", "agent_runner_Traced.process Out"}
-	if !slices.Equal(tr.names, want) {
-		t.Fatalf("spans %q, want %q", tr.names, want)
+	var names []string
+	byName := map[string]sdktrace.ReadOnlySpan{}
+	for _, sp := range rec.Ended() {
+		names = append(names, sp.Name())
+		byName[sp.Name()] = sp
 	}
-	if stepTracer != tr {
-		t.Fatal("Context.Tracer is not the engine's tracer")
+	for _, want := range []string{"agent_runner_Traced.receive In", "agent_runner_Traced.process In", "step s",
+		"agent_runner_Traced.receive Out", "agent_runner_Traced.process Out", "inside"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("spans %q lack %q", names, want)
+		}
 	}
-}
-
-// errTracer's spans record the errors and attributes they get.
-type errTracer struct {
-	embedded.Tracer
-	mu    sync.Mutex
-	attrs map[string]string
-	errs  []error
-}
-
-type errSpan struct {
-	trace.Span
-	t *errTracer
-}
-
-func (s errSpan) RecordError(err error, opts ...trace.EventOption) {
-	cfg := trace.NewEventConfig(opts...)
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	s.t.errs = append(s.t.errs, err)
-	for _, kv := range cfg.Attributes() {
-		s.t.attrs[string(kv.Key)] = kv.Value.String()
+	if in, st := byName["inside"], byName["step s"]; in == nil || st == nil || in.Parent().SpanID() != st.SpanContext().SpanID() {
+		t.Fatal("the step's own span does not hang under its step span")
 	}
-}
-
-func (t *errTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	ctx, span := noop.NewTracerProvider().Tracer("").Start(ctx, name, opts...)
-	return ctx, errSpan{Span: span, t: t}
 }
 
 // A failed step's span gets the full error, the reference the published
 // message names and, for a panic, the stack.
 func TestFailedStepSpan(t *testing.T) {
-	tr := &errTracer{attrs: map[string]string{}}
 	s := step.New(func(ctx step.Context, in *In) (*Out, error) { panic("secret value 42") }, step.Name("s"))
-	h := agenttest.New(t, partial(t, "TracedFailure", s), agenttest.WithEngineOptions(engine.WithTracer(tr)))
+	h, rec := tracedHarness(t, partial(t, "TracedFailure", s))
 	res := h.Start(&In{})
 	exc, ok := agenttest.TerminalAs[*event.ExceptionEvent](res)
 	if !ok {
 		t.Fatalf("terminal %v, want an ExceptionEvent", res.Terminal())
 	}
-	if len(tr.errs) != 1 || !strings.Contains(tr.errs[0].Error(), "secret value 42") {
-		t.Fatalf("span errors %v, want the panic", tr.errs)
+	var step sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "step s" {
+			step = sp
+		}
 	}
-	if tr.attrs["error.reference"] != exc.EventID || !strings.Contains(tr.attrs["exception.stacktrace"], "TestFailedStepSpan") {
-		t.Fatalf("span attributes %v, want the reference %s and the panic's stack", tr.attrs, exc.EventID)
+	if step == nil {
+		t.Fatal("no step span")
+	}
+	attrs := map[string]string{}
+	var errs []string
+	for _, ev := range step.Events() {
+		for _, kv := range ev.Attributes {
+			attrs[string(kv.Key)] = kv.Value.String()
+			if kv.Key == "exception.message" {
+				errs = append(errs, kv.Value.String())
+			}
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "secret value 42") {
+		t.Fatalf("span errors %v, want the panic", errs)
+	}
+	if attrs["error.reference"] != exc.EventID || !strings.Contains(attrs["exception.stacktrace"], "TestFailedStepSpan") {
+		t.Fatalf("span attributes %v, want the reference %s and the panic's stack", attrs, exc.EventID)
 	}
 }

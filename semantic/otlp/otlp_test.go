@@ -145,7 +145,7 @@ func exportAndCheck(t *testing.T, rcv *receiver, protocol, where string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := agenttest.New(t, w, agenttest.WithEngineOptions(tr.EngineOptions()...))
+	h := agenttest.New(t, w, agenttest.WithInterceptors(tr))
 	h.Start(&event.UserMessageEvent{User: &event.UserIdentity{ID: "u1", Name: "U", Email: "u@example.org", Roles: []string{}}})
 	if err := exp.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown (flush): %v", err)
