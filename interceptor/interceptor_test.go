@@ -90,7 +90,7 @@ func init() {
 	event.MustRegister[Done]()
 }
 
-func work(step.Context, *Asked) (*Worked, error) { return &Worked{}, nil }
+func work(step.Context, *Asked) (*Worked, error)  { return &Worked{}, nil }
 func finish(step.Context, *Worked) (*Done, error) { return &Done{}, nil }
 
 // The runtime calls an installed interceptor for each delivery, each step
