@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/saap-go/agent/retry"
+
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -139,9 +141,5 @@ func deadLetter(ctx context.Context, d Delivery, reason string) {
 // Backoff is the Nak delay after the n-th failed delivery: 1 s, doubling,
 // at most 30 s.
 func Backoff(n uint64) time.Duration {
-	d := time.Second
-	for i := uint64(1); i < n && d < 30*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Second)
+	return retry.Infrastructure.Delay(int(min(n, 1<<20)))
 }

@@ -2,8 +2,10 @@ package faults
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,4 +132,47 @@ func TestOutputOverMaxPayload(t *testing.T) {
 	if ex := a.exited(); len(ex) > 0 {
 		t.Errorf("the agent exited (%v)", ex)
 	}
+}
+
+// TestRetryAttemptsSurviveSIGKILL gives Work a retry policy of 4 attempts
+// and makes it fail every time; the runner SIGKILLs itself in the middle of
+// the second attempt. The attempts are the trigger's deliveries, which the
+// server counts: the restarted runner goes on from there, so Work runs 4
+// times in all (not 2 + 4), and the give-up ends the run with an
+// ExceptionEvent and a dead letter.
+func TestRetryAttemptsSurviveSIGKILL(t *testing.T) {
+	const attempts = 4
+	others := size(5, 20)
+	e := newEnv(t, natsOpts{})
+	a := startAgent(t, "agent", e.agentEnv("FAULT_RETRY_ATTEMPTS="+strconv.Itoa(attempts), "FAULT_KILL_AT_ATTEMPT=2", "FAULT_ACK_WAIT=1s")...)
+
+	failing := e.newRun()
+	e.start(failing, "fail")
+	for range others {
+		e.start(e.newRun(), "hello")
+	}
+	r := e.check(size(45*time.Second, 120*time.Second), "saap-agent "+e.class)
+	r.log(t, "retry-attempts-survive-sigkill")
+	r.assertInvariants(t)
+	if !slices.Contains(a.exited(), -1) { // killed by a signal
+		t.Fatalf("the agent was not killed (exits %v): the crash point was not reached", a.exited())
+	}
+	if got := r.outcome[failing.Run]; got != "exception" {
+		t.Errorf("the failing run: %s, want an ExceptionEvent", got)
+	}
+	dead := r.deadletters[failing.Run]
+	if len(dead) == 0 || !strings.Contains(dead[0].reason, "gave up after 4 attempts") {
+		t.Errorf("the failing run's dead letters %v, want one saying Work gave up after 4 attempts", dead)
+	}
+	tried, err := filepath.Glob(filepath.Join(e.effects, "attempt_"+failing.Run+"_*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tried) != attempts {
+		t.Errorf("Work ran %d times, want the policy's %d (a restart must not reset the count)", len(tried), attempts)
+	}
+	if r.Completed != others {
+		t.Errorf("%d of %d other runs completed, want all", r.Completed, others)
+	}
+	t.Logf("attempts=%d dead letters=%v", len(tried), dead)
 }

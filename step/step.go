@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/saap-go/agent/retry"
+
 	"github.com/saap-go/agent/event"
 )
 
@@ -39,6 +41,7 @@ type Step struct {
 	maxExec     int
 	stopOnError bool
 	loop        bool
+	retry       *retry.Policy
 	problems    []Problem
 	once        sync.Once // guards the wire names (resolve)
 
@@ -65,6 +68,7 @@ type options struct {
 	emits       []event.Event
 	continueErr bool
 	loop        bool
+	retry       *retry.Policy
 	comp        any // see Compensate
 	compSet     bool
 }
@@ -98,6 +102,17 @@ func Precondition(fn any) Option { return func(o *options) { o.pre = fn } }
 // and logged, and the run carries on instead of ending with an
 // ExceptionEvent.
 func ContinueOnError() Option { return func(o *options) { o.continueErr = true } }
+
+// Retry gives the step a retry policy: an execution that fails is tried
+// again, after the policy's backoff, until it succeeds or its attempts are
+// spent (or the error is one the policy does not retry); then it fails as a
+// step without a policy fails, and its trigger is dead-lettered with the
+// reason. Without Retry a failing step fails at its first attempt.
+//
+// Attempts are counted by the stream's server (they are the trigger's
+// deliveries), so they survive a restart of the runner. An output that
+// cannot be published (invalid, or too large) is never retried.
+func Retry(p retry.Policy) Option { return func(o *options) { o.retry = &p } }
 
 // Emits declares event types the step may return, given as samples such as
 // (*Answer)(nil). Steps whose result type is event.Event or []event.Event
@@ -144,6 +159,13 @@ func New(fn any, opts ...Option) *Step {
 	} else if err := checkName(s.name); err != "" && s.origin != "" {
 		s.addProblem(CheckName, "the step name %q %s", s.name, err).
 			hint("use a Go identifier such as \"Answer\"")
+	}
+	if o.retry != nil {
+		if err := o.retry.Validate(); err != nil {
+			s.addProblem(CheckSignature, "Retry: %v", err)
+		} else {
+			s.retry = o.retry
+		}
 	}
 	if o.maxSet {
 		if o.maxExec < 1 {
@@ -234,6 +256,14 @@ func (s *Step) HasPrecondition() bool { return s.pre != nil }
 
 // MaxExecutions returns the per-run execution cap, 0 for none.
 func (s *Step) MaxExecutions() int { return s.maxExec }
+
+// RetryPolicy returns the step's retry policy, if it has one.
+func (s *Step) RetryPolicy() (retry.Policy, bool) {
+	if s.retry == nil {
+		return retry.Policy{}, false
+	}
+	return *s.retry, true
+}
 
 // SingleOutput reports whether the step returns at most one event per
 // execution (a pointer, an event.Event or an Either result, or none), as

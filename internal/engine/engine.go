@@ -57,15 +57,18 @@ type Engine struct {
 	config     ConfigResolver
 	now        func() time.Time
 	backoff    func(delivered uint64) time.Duration
-	budget     time.Duration // outage budget for transient failures
-	maxDeliver int           // the consumer's MaxDeliver; <= 0: unlimited
-	last       uint64        // delivery count at which a failing event is given up
-	beats      beats
-	rnd        io.Reader      // source of run secrets; nil: crypto/rand
-	timers     timeouts       // the questions' deadlines
-	term       markerWatch    // the terminal markers
-	dirty      markerWatch    // the dirty markers (runs whose state another replica wrote)
-	statusWG   sync.WaitGroup // status writes made off the runs' paths
+	// lastAttempt is the most attempts a step's retry policy allows: a
+	// delivery up to it is a step's attempt, not a crash loop's.
+	lastAttempt uint64
+	budget      time.Duration // outage budget for transient failures
+	maxDeliver  int           // the consumer's MaxDeliver; <= 0: unlimited
+	last        uint64        // delivery count at which a failing event is given up
+	beats       beats
+	rnd         io.Reader      // source of run secrets; nil: crypto/rand
+	timers      timeouts       // the questions' deadlines
+	term        markerWatch    // the terminal markers
+	dirty       markerWatch    // the dirty markers (runs whose state another replica wrote)
+	statusWG    sync.WaitGroup // status writes made off the runs' paths
 	// pool runs the store calls made beside a run's path (reads overlapped
 	// with each other, the start's write, status writes).
 	pool *workers.Pool
@@ -177,6 +180,17 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		e.static = st.Static()
 	}
 	e.last = e.lastDelivery()
+	for _, st := range w.Steps() {
+		pol, ok := st.RetryPolicy()
+		if !ok {
+			continue
+		}
+		if n := pol.Attempts(); e.maxDeliver > 1 && n > e.maxDeliver-1 {
+			return nil, fmt.Errorf("dispatch: step %s retries up to %d attempts, but the consumer delivers an event at most %d times (one is kept for giving up): lower its MaxAttempts or raise the runner's MaxDeliver",
+				st.Name(), n, e.maxDeliver)
+		}
+		e.lastAttempt = max(e.lastAttempt, uint64(pol.Attempts()))
+	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -272,7 +286,7 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 			Stream: e.stream, Consumer: e.consumer})
 		defer func() { done(err) }()
 	}
-	if n := d.NumDelivered(); n > e.last {
+	if n := d.NumDelivered(); n > max(e.last, e.lastAttempt) {
 		// Delivered again after the last try: the handling before never
 		// settled it (a crash loop, or a dead letter that failed).
 		e.giveUp(ctx, t, ev, d, fmt.Sprintf("dispatch: %s %s delivered %d times without being handled (outage budget %s, max deliver %d)",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/retry"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
 
@@ -420,6 +421,20 @@ func TestConfigFailuresEndTheRun(t *testing.T) {
 			}
 			agenttest.Equal(t, res.Ended(), store.Crashed)
 		})
+	}
+}
+
+// A retry policy the consumer cannot honour (more attempts than it
+// delivers) is refused when the engine is made.
+func TestNewRejectsRetryAboveMaxDeliver(t *testing.T) {
+	w := partial(t, "Retrying", step.New(func(ctx step.Context, in *In) error { return nil }, step.Name("s"),
+		step.Retry(retry.Policy{MaxAttempts: 10})))
+	_, err := engine.New(w, &discardBus{}, memstore.New(), engine.WithMaxDeliver(5))
+	if err == nil || !strings.Contains(err.Error(), "retries up to 10 attempts") {
+		t.Fatalf("New: %v, want the policy refused", err)
+	}
+	if _, err := engine.New(w, &discardBus{}, memstore.New(), engine.WithMaxDeliver(11)); err != nil {
+		t.Fatalf("New with room for the attempts: %v", err)
 	}
 }
 

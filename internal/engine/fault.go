@@ -47,6 +47,47 @@ type endedError struct{ reason string }
 
 func (e *endedError) Error() string { return e.reason }
 
+// retryError reports that a step with a retry policy failed and is to be
+// tried again after delay: its trigger is Nak'ed with that delay, and the
+// next delivery is the next attempt.
+type retryError struct {
+	step    string
+	attempt int
+	delay   time.Duration
+	err     error
+}
+
+func (e *retryError) Error() string {
+	return fmt.Sprintf("step %s failed (attempt %d), retried in %s: %v", e.step, e.attempt, e.delay, e.err)
+}
+
+func (e *retryError) Unwrap() error { return e.err }
+
+// stepRetry reports whether err asks only for step retries (several steps
+// of one trigger may fail together) and the shortest delay they ask for.
+func stepRetry(err error) (time.Duration, bool) {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	delay, found := time.Duration(-1), false
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		re, ok := err.(*retryError)
+		if !ok {
+			return 0, false
+		}
+		if !found || re.delay < delay {
+			delay, found = re.delay, true
+		}
+	}
+	return delay, found
+}
+
 // crashLoopLimit is how many handlings of a redelivered event may be cut
 // short (the process died during them) before the event is given up.
 const crashLoopLimit = 2
@@ -127,6 +168,14 @@ func (e *Engine) lastDelivery() uint64 {
 func (e *Engine) failed(ctx context.Context, t topic.Agent, ev event.Event, d bus.Delivery, err error) {
 	m := d.Msg()
 	n := d.NumDelivered()
+	if delay, ok := stepRetry(err); ok {
+		// A step's own retry: the delivery count is its attempt count, and
+		// the outage budget is not spent on it.
+		if nerr := d.Nak(delay); nerr != nil {
+			e.log.ErrorContext(ctx, "dispatch: nak failed", "subject", m.Subject, "error", nerr)
+		}
+		return
+	}
 	if ctx.Err() != nil && !IsPermanent(err) {
 		// Cut short (shutdown): not a failure of the event; hand it back.
 		e.log.InfoContext(context.WithoutCancel(ctx), "dispatch: handling cut short, handing the event back", "subject", m.Subject, "seq", d.Seq())

@@ -12,7 +12,7 @@ func (e *Engine) stepStart(p *plan, x interceptor.Execution) func(interceptor.St
 		return nil
 	}
 	var done func(interceptor.StepResult)
-	p.sc.Context, done = e.ic.Step(p.sc.Context, interceptor.Step{Context: p.sc, Name: x.Step, Inputs: x.Inputs, Rerun: x.Rerun, Attempt: 1})
+	p.sc.Context, done = e.ic.Step(p.sc.Context, interceptor.Step{Context: p.sc, Name: x.Step, Inputs: x.Inputs, Rerun: x.Rerun, Attempt: max(p.attempt, 1)})
 	return done
 }
 

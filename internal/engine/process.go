@@ -204,8 +204,12 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// A first delivery records each execution once it is done (one store
 	// write); a redelivery claims first, so that a step that completed is
 	// not run again.
+	attempt := 1
+	if d != nil {
+		attempt = int(d.NumDelivered())
+	}
 	for _, p := range ready {
-		p.fresh = first
+		p.fresh, p.attempt = first, attempt
 	}
 	if e.sequential || len(ready) == 1 {
 		for _, p := range ready {
@@ -486,6 +490,7 @@ type plan struct {
 	sc      *stepContext
 	scv     stepContext
 	fresh   bool // a first delivery: see execute
+	attempt int  // the trigger's delivery count: the step's attempt under a retry policy
 	ctx     runCtx
 
 	argBuf [4][]event.Event
@@ -716,6 +721,25 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 	if invalid != nil {
 		callErr = step.WithUserMessage(invalid, invalid.Error())
 	}
+	var gaveUp string // the dead letter's reason when a retry policy gave up
+	if callErr != nil && invalid == nil {
+		if pol, ok := s.RetryPolicy(); ok {
+			n := max(p.attempt, 1)
+			if pol.Retry(callErr, n) {
+				x.Err = callErr
+				e.executed(ctx, x)
+				delay := pol.Delay(n)
+				e.log.WarnContext(ctx, "dispatch: step failed, will retry", append(failAttrs(run, s.Name(), p.b.id("exception", 0), callErr),
+					"attempt", n, "attempts", pol.Attempts(), "retry_in", delay)...)
+				return nil, callErr, &retryError{step: s.Name(), attempt: n, delay: delay, err: callErr}
+			}
+			if n >= pol.Attempts() {
+				gaveUp = fmt.Sprintf("dispatch: step %s gave up after %d attempts: %v", s.Name(), n, callErr)
+			} else {
+				gaveUp = fmt.Sprintf("dispatch: step %s failed with an error its retry policy does not retry (attempt %d of %d): %v", s.Name(), n, pol.Attempts(), callErr)
+			}
+		}
+	}
 	var kept []json.RawMessage
 	// The step's record goes out beside the run's start write, unless the
 	// step may have seen that write fail: a step that failed waits for it,
@@ -865,6 +889,9 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 	}
 	if unpublishable {
 		return evs, callErr, &endedError{reason: fmt.Sprintf("dispatch: run ended: %v", callErr)}
+	}
+	if gaveUp != "" {
+		return evs, callErr, &endedError{reason: gaveUp}
 	}
 	return evs, callErr, nil
 }

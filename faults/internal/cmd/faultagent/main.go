@@ -7,6 +7,8 @@
 //
 //	"poison"  the process exits in the middle of the step, every time
 //	"big:N"   the output carries N bytes of text
+//	"fail"    the step fails, every time (see FAULT_RETRY_ATTEMPTS); each
+//	          attempt leaves a file attempt_<run>_<n>
 //	anything else: a small output
 //
 // Environment:
@@ -20,6 +22,10 @@
 //	FAULT_OUTAGE_BUDGET  the runner's outage budget (default: the runner's, 10 minutes)
 //	FAULT_DISCOVERABLE   "1": answer the gateway's class discovery
 //	FAULT_REPLICAS       copies of the streams and KV buckets it creates (default 1)
+//	FAULT_RETRY_ATTEMPTS Work's retry policy: this many attempts, 200 ms apart
+//	                     (default: no policy)
+//	FAULT_KILL_AT_ATTEMPT the process SIGKILLs itself in the middle of this
+//	                     attempt of a "fail" run (once: a marker file remembers it)
 //	FAULT_EXIT_RUN       exit at once after publishing Work's output of this
 //	                     run, before the claim's completion is recorded (once:
 //	                     a marker file in FAULT_EFFECTS_DIR remembers it)
@@ -48,6 +54,7 @@ import (
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/retry"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -148,6 +155,20 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	a := &faultAgent{class: class, dir: dir}
+	if v := os.Getenv("FAULT_RETRY_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "faultagent: FAULT_RETRY_ATTEMPTS:", err)
+			return 2
+		}
+		a.retry = &retry.Policy{MaxAttempts: n, InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 1}
+	}
+	if v := os.Getenv("FAULT_KILL_AT_ATTEMPT"); v != "" {
+		if a.killAt, err = strconv.Atoi(v); err != nil {
+			fmt.Fprintln(os.Stderr, "faultagent: FAULT_KILL_AT_ATTEMPT:", err)
+			return 2
+		}
+	}
 	if err := agent.Run(ctx, a, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, "faultagent: Run:", err)
 		return exitRunFailed
@@ -172,14 +193,20 @@ func durationEnv(name string, def time.Duration) (time.Duration, error) {
 }
 
 type faultAgent struct {
-	class string
-	dir   string
+	class  string
+	dir    string
+	retry  *retry.Policy
+	killAt int
 }
 
 func (a *faultAgent) Class() string { return a.class }
 
 func (a *faultAgent) Steps() []*step.Step {
-	return []*step.Step{step.New(a.Begin), step.New(a.Work), step.New(a.Finish)}
+	var work []step.Option
+	if a.retry != nil {
+		work = append(work, step.Retry(*a.retry))
+	}
+	return []*step.Step{step.New(a.Begin), step.New(a.Work, work...), step.New(a.Finish)}
 }
 
 // Begin passes the user's text on.
@@ -198,6 +225,8 @@ func (a *faultAgent) Work(ctx step.Context, b *Begun) (*Worked, error) {
 		return nil, err
 	}
 	switch {
+	case b.Text == "fail":
+		return nil, a.fail(ctx)
 	case b.Text == "poison":
 		fmt.Fprintln(os.Stderr, "faultagent: poison event, exiting mid-step")
 		os.Exit(exitPoison)
@@ -214,6 +243,32 @@ func (a *faultAgent) Work(ctx step.Context, b *Begun) (*Worked, error) {
 // Finish ends the run.
 func (a *faultAgent) Finish(ctx step.Context, w *Worked) (*event.StopEvent, error) {
 	return &event.StopEvent{}, nil
+}
+
+// fail records an attempt of a failing Work and returns its error; at
+// attempt killAt it kills the process instead, once.
+func (a *faultAgent) fail(ctx step.Context) error {
+	prefix := filepath.Join(a.dir, "attempt_"+ctx.Run().RunID+"_")
+	n := 1
+	for ; ; n++ {
+		f, err := os.OpenFile(prefix+strconv.Itoa(n), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			_ = f.Close()
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	if n == a.killAt {
+		if f, err := os.OpenFile(filepath.Join(a.dir, "killed_at_attempt"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			_ = f.Close()
+			fmt.Fprintln(os.Stderr, "faultagent: SIGKILL in attempt", n)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal ends the process
+		}
+	}
+	return fmt.Errorf("work failed (attempt %d)", n)
 }
 
 // effect creates effect_<step>_<run>_<key hash> exclusively; when it exists
