@@ -22,14 +22,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// The binaries under test, built once, and the dev-mode agent they talk to.
+// The binaries under test, built once, and the dev-mode agents they talk
+// to, each started once.
 var (
-	binDir          string
-	devOnce         sync.Once
-	devNATS, devURL string
-	devErr          error
-	devCmd          *exec.Cmd
+	binDir  string
+	devMu   sync.Mutex
+	servers = map[string]*devProc{}
 )
+
+type devProc struct {
+	cmd            *exec.Cmd
+	natsURL, gwURL string
+	err            error
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -40,9 +45,11 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	code := m.Run()
-	if devCmd != nil {
-		_ = devCmd.Process.Signal(os.Interrupt)
-		_ = devCmd.Wait()
+	for _, p := range servers {
+		if p.cmd != nil && p.cmd.Process != nil {
+			_ = p.cmd.Process.Signal(os.Interrupt)
+			_ = p.cmd.Wait()
+		}
 	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -66,37 +73,52 @@ func build(t *testing.T, name, pkg string) string {
 // gateway URL, read from the banner it prints.
 func devServer(t *testing.T) (string, string) {
 	t.Helper()
-	devmode := build(t, "devecho", "github.com/saap-go/agent/internal/cmd/devecho")
-	devOnce.Do(func() {
-		devCmd = exec.Command(devmode, "-addr", "127.0.0.1:0")
-		devCmd.Env = envWithout("NATS_URL", "REDIS_URL")
-		stderr, err := devCmd.StderrPipe()
-		if err != nil {
-			devErr = err
-			return
-		}
-		if devErr = devCmd.Start(); devErr != nil {
-			return
-		}
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			switch {
-			case len(f) >= 2 && f[0] == "NATS":
-				devNATS = f[1]
-			case len(f) >= 2 && f[0] == "gateway":
-				devURL = f[1]
-			case len(f) >= 1 && f[0] == "try":
-				go func() { _, _ = io.Copy(io.Discard, stderr) }()
-				return
-			}
-		}
-		devErr = fmt.Errorf("devecho ended before its banner: %v", sc.Err())
-	})
-	if devErr != nil {
-		t.Fatal(devErr)
+	return devAgent(t, "devecho", "github.com/saap-go/agent/internal/cmd/devecho")
+}
+
+// devAgent starts the dev-mode command pkg once for all tests.
+func devAgent(t *testing.T, name, pkg string) (string, string) {
+	t.Helper()
+	bin := build(t, name, pkg)
+	devMu.Lock()
+	defer devMu.Unlock()
+	p := servers[name]
+	if p == nil {
+		p = startDev(bin)
+		servers[name] = p
 	}
-	return devNATS, devURL
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return p.natsURL, p.gwURL
+}
+
+func startDev(bin string) *devProc {
+	p := &devProc{cmd: exec.Command(bin, "-addr", "127.0.0.1:0")}
+	p.cmd.Env = envWithout("NATS_URL", "REDIS_URL")
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		p.err = err
+		return p
+	}
+	if p.err = p.cmd.Start(); p.err != nil {
+		return p
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) >= 2 && f[0] == "NATS":
+			p.natsURL = f[1]
+		case len(f) >= 2 && f[0] == "gateway":
+			p.gwURL = f[1]
+		case len(f) >= 1 && f[0] == "try":
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			return p
+		}
+	}
+	p.err = fmt.Errorf("%s ended before its banner: %v", bin, sc.Err())
+	return p
 }
 
 func envWithout(names ...string) []string {
@@ -531,5 +553,36 @@ func TestRunList(t *testing.T) {
 	ok(t, r)
 	if strings.TrimSpace(r.stdout) != "[]" {
 		t.Errorf("run list -state completed,failed: %s", r.stdout)
+	}
+}
+
+// Reply and Greet both emit Replied: the timeline names the step the
+// engine ran, Greet on the answer, and no re-run.
+func TestRunShowAttribution(t *testing.T) {
+	nats, _ := devServer(t)
+	r := saap(t, nats, "Ada\n", "chat", "EchoAgent/attr", "ask me")
+	ok(t, r)
+	run, found := strings.CutPrefix(strings.TrimSpace(r.stderr), "run ")
+	if !found {
+		t.Fatalf("chat's stderr %q does not name the run", r.stderr)
+	}
+	r = saap(t, nats, "", "run", "show", run)
+	ok(t, r)
+	golden(t, "run-show-hitl", r.stdout)
+	if !strings.Contains(r.stdout, "← Greet on HumanInTheLoopInputResponseEvent") || strings.Contains(r.stdout, "re-run") {
+		t.Errorf("the answer is not Greet's, or a re-run is shown:\n%s", r.stdout)
+	}
+
+	// examples/devmode: Hello and Welcome both emit Answered, and the
+	// graph lists Hello's edge first.
+	nats, _ = devAgent(t, "devmode", "github.com/saap-go/agent/examples/devmode")
+	r = saap(t, nats, "Ada\n", "chat", "Greeter", "name please")
+	ok(t, r)
+	run = strings.TrimPrefix(strings.TrimSpace(r.stderr), "run ")
+	r = saap(t, nats, "", "run", "show", run)
+	ok(t, r)
+	golden(t, "run-show-devmode", r.stdout)
+	if !strings.Contains(r.stdout, "← Welcome on HumanInTheLoopInputResponseEvent") || strings.Contains(r.stdout, "re-run") {
+		t.Errorf("the answer is not Welcome's, or a re-run is shown:\n%s", r.stdout)
 	}
 }

@@ -50,6 +50,12 @@ type stored struct {
 	Name    string          `json:"event_name"`
 	Time    time.Time       `json:"time"`
 	Event   json.RawMessage `json:"event"`
+	// Step, Trigger and Rerun are the engine's word on the event's origin
+	// (bus.HeaderStep and its kin): the step, the event id it ran on, and
+	// whether it ran again.
+	Step    string `json:"step,omitempty"`
+	Trigger string `json:"trigger_id,omitempty"`
+	Rerun   bool   `json:"rerun,omitempty"`
 }
 
 // storedOf describes an event of an agent subject; ok is false for
@@ -61,6 +67,13 @@ func storedOf(subject string, data []byte, at time.Time) (stored, bool) {
 	}
 	return stored{Subject: subject, Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display,
 		Run: t.Run, Type: string(t.Type), Name: t.Name, Time: at, Event: data}, true
+}
+
+// withOrigin adds the origin headers of the event's message.
+func (s stored) withOrigin(h bus.Header) stored {
+	s.Step, s.Trigger = h.Get(bus.HeaderStep), h.Get(bus.HeaderTrigger)
+	s.Rerun = h.Get(bus.HeaderRerun) != ""
+	return s
 }
 
 // recording is what `saap run show -json` prints.
@@ -84,7 +97,7 @@ func runEvents(ctx context.Context, b *natsbus.Bus, run string, classes []string
 		var out []stored
 		for _, m := range msgs {
 			if s, ok := storedOf(m.Subject, m.Data, m.Time); ok {
-				out = append(out, s)
+				out = append(out, s.withOrigin(m.Header))
 			}
 		}
 		if len(out) > 0 {
@@ -205,7 +218,7 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 	}
 	stats := map[string]*stat{}
 	var order []string
-	seen := map[string]bool{} // step + trigger id: a second output is a re-run
+	seen := map[string]bool{} // step + trigger id: a step's second output on one trigger is no second run
 	for i, s := range evs {
 		ev, _ := event.Unmarshal(s.Event)
 		typ := "C"
@@ -214,22 +227,25 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 		}
 		kind := kindOf(ev, s.Type)
 		note := ""
-		if g != nil && typ == "C" && i > 0 {
-			if name, trig := attribute(g, s.Name, evs[:i]); name != "" {
+		if typ == "C" && i > 0 {
+			name, trig, rerun := origin(g, s, evs[:i])
+			if name != "" {
 				st := stats[name]
 				if st == nil {
 					st = &stat{}
 					stats[name] = st
 					order = append(order, name)
 				}
-				st.runs++
 				key := name + "/" + trig.Subject
-				rerun := ""
-				if seen[key] {
-					st.reruns++
-					rerun = " re-run"
+				if !seen[key] {
+					st.runs++
 				}
 				seen[key] = true
+				re := ""
+				if rerun {
+					st.reruns++
+					re = " re-run"
+				}
 				d := s.Time.Sub(trig.Time)
 				st.took += d
 				if !slices.Contains(st.on, trig.Name) {
@@ -238,7 +254,7 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 				if !slices.Contains(st.out, s.Name) {
 					st.out = append(st.out, s.Name)
 				}
-				note = e.paint(dim, fmt.Sprintf("  ← %s on %s, %s%s", name, trig.Name, ms(d), rerun))
+				note = e.paint(dim, fmt.Sprintf("  ← %s on %s, %s%s", name, trig.Name, ms(d), re))
 			}
 		}
 		fmt.Fprintf(e.stdout, "  %8s  %s %s %-32s %s%s\n", "+"+ms(s.Time.Sub(first.Time)), typ,
@@ -256,6 +272,25 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 				strings.Join(st.on, ","), strings.Join(st.out, ","))
 		}
 	}
+}
+
+// origin names the step that produced s, the event it ran on and whether
+// it was a re-run: as the engine's headers say, or, for a stream written
+// without them, as guessed from g.
+func origin(g *step.Graph, s stored, before []stored) (string, stored, bool) {
+	if s.Step != "" {
+		for i := len(before) - 1; i >= 0; i-- {
+			if strings.HasSuffix(before[i].Subject, "."+s.Trigger) && before[i].Type == string(topic.Control) {
+				return s.Step, before[i], s.Rerun
+			}
+		}
+		return "", stored{}, false
+	}
+	if g == nil {
+		return "", stored{}, false
+	}
+	name, trig := attribute(g, s.Name, before)
+	return name, trig, false
 }
 
 // attribute finds the step of g that produced an event named name and the
