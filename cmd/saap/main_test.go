@@ -177,6 +177,8 @@ var masks = []struct {
 	{regexp.MustCompile(`\b\d+ms\b`), "<ms>"},
 	{regexp.MustCompile(`\+<ms>`), "+<ms>"},
 	{regexp.MustCompile(`"created_at":\d+`), `"created_at":<ns>`},
+	{regexp.MustCompile(`"time":"[^"]+"`), `"time":"<time>"`},
+	{regexp.MustCompile(`(?m)^saap \S+( [0-9a-f]{12})? go\S+ \S+/\S+$`), "saap <version> <go> <os>/<arch>"},
 }
 
 func mask(s string) string {
@@ -413,9 +415,7 @@ func TestFailFastAndAgentsReturnEarly(t *testing.T) {
 func TestVersion(t *testing.T) {
 	r := saap(t, "", "", "version")
 	ok(t, r)
-	if !regexp.MustCompile(`^saap \S+( [0-9a-f]{12})? go\S+ \S+/\S+\n$`).MatchString(r.stdout) {
-		t.Errorf("saap version: %q", r.stdout)
-	}
+	golden(t, "version", r.stdout)
 	for _, flag := range []string{"--version", "-version"} {
 		if v := saap(t, "", "", flag); v.code != 0 || v.stdout != r.stdout {
 			t.Errorf("saap %s: exit %d, %q; want %q", flag, v.code, v.stdout, r.stdout)
@@ -465,7 +465,7 @@ func TestTailJSON(t *testing.T) {
 	nats, _ := devServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	tail := exec.CommandContext(ctx, build(t, "saap", "github.com/saap-go/agent/cmd/saap"), "tail", "-class", "EchoAgent", "-run", "*", "-n", "2", "-json")
+	tail := exec.CommandContext(ctx, build(t, "saap", "github.com/saap-go/agent/cmd/saap"), "tail", "-class", "EchoAgent", "-n", "3", "-json")
 	tail.Env = append(envWithout("NATS_URL"), "NATS_URL="+nats)
 	var out bytes.Buffer
 	tail.Stdout = &out
@@ -480,9 +480,10 @@ func TestTailJSON(t *testing.T) {
 	if err := tail.Wait(); err != nil {
 		t.Fatal(err)
 	}
+	golden(t, "tail-json", out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want 2 lines of JSON, got %q", out.String())
+	if len(lines) != 3 {
+		t.Fatalf("want 3 lines of JSON, got %q", out.String())
 	}
 	var first stored
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {

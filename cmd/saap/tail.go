@@ -41,7 +41,7 @@ func cmdTail(ctx context.Context, e *env, args []string) error {
 	lines := make(chan string, 1024)
 	sub, err := b.Subscribe(ctx, pattern, "", func(m *bus.Msg) {
 		if *asJSON {
-			lines <- jsonLine(m.Subject, m.Data, time.Now())
+			lines <- jsonLine(m.Subject, m.Header, m.Data, time.Now())
 			return
 		}
 		lines <- e.line(m.Subject, m.Data, time.Now())
@@ -80,9 +80,10 @@ func (e *env) line(subject string, data []byte, at time.Time) string {
 }
 
 // jsonLine is one event as a line of JSON, in the shape of an event of
-// `saap run show -json`.
-func jsonLine(subject string, data []byte, at time.Time) string {
+// `saap run show -json`, with the step that produced it.
+func jsonLine(subject string, h bus.Header, data []byte, at time.Time) string {
 	s, ok := storedOf(subject, data, at)
+	s = s.withOrigin(h)
 	if !ok {
 		s = stored{Subject: subject, Time: at, Event: data}
 	}
