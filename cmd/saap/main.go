@@ -47,6 +47,7 @@ const usage = `saap: developer tools for Swiss AI Agent Protocol agents
 
 Usage:
   saap [-nats URL] COMMAND [flags] [args]
+  saap --version
 
 Commands:
   agents      list the agent classes that answer discovery
