@@ -4,9 +4,9 @@
 //
 // A developer writes an agent as a set of typed steps (package step), each a
 // plain Go function whose signature says which events it consumes and
-// produces. The dispatcher (package dispatch) runs a step when the events it
-// needs exist in the run, exactly as the protocol's reference platform does,
-// but durably: control events are acknowledged only after they are handled,
+// produces. The runner's engine runs a step when the events it needs exist
+// in the run, exactly as the protocol's reference platform
+// (https://github.com/bbvch-ai/aihub-core) does, but durably: control events are acknowledged only after they are handled,
 // interrupted steps run again after a crash, and outputs carry deterministic
 // ids so duplicates are absorbed.
 //

@@ -6,8 +6,8 @@
 // The protocol's two tiers map onto the interfaces: control events are
 // stored with StreamPublisher.PublishStream (msg id = event_id, so the
 // stream drops a re-published copy) and consumed by durable consumers
-// (Streams.Consume) that acknowledge after handling (docs/durability.md in
-// the repository); display events go over core NATS (Publisher,
+// (Streams.Consume) that acknowledge after handling (see
+// https://github.com/saap-go/agent/blob/main/docs/durability.md); display events go over core NATS (Publisher,
 // Subscriber). PublishEvent does that routing for an event:
 //
 //	ack, err := bus.PublishEvent(ctx, b, topic.Agent{Class: "RAGAgent", ID: "wiki",

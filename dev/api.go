@@ -65,11 +65,18 @@ type Event struct {
 	Parents []string        `json:"parents,omitempty"`
 	Time    time.Time       `json:"time"`
 	Event   json.RawMessage `json:"event"`
+	// Step is the step that produced the event, Trigger the id of the
+	// event it ran on, and Rerun whether the engine ran it again, as the
+	// engine's headers say (bus.HeaderStep and its kin); empty for events
+	// from outside a step.
+	Step    string `json:"step,omitempty"`
+	Trigger string `json:"trigger_id,omitempty"`
+	Rerun   bool   `json:"rerun,omitempty"`
 }
 
 // eventOf describes a message of an agent subject, or reports false for
 // another subject or an undecodable event.
-func eventOf(subject string, data []byte, at time.Time) (Event, bool) {
+func eventOf(subject string, h bus.Header, data []byte, at time.Time) (Event, bool) {
 	t, err := topic.ParseAgent(subject)
 	if err != nil {
 		return Event{}, false
@@ -81,7 +88,8 @@ func eventOf(subject string, data []byte, at time.Time) (Event, bool) {
 		return Event{}, false
 	}
 	return Event{Subject: subject, Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display, Run: t.Run,
-		Type: string(t.Type), Name: t.Name, Parents: head.Parents, Time: at, Event: data}, true
+		Type: string(t.Type), Name: t.Name, Parents: head.Parents, Time: at, Event: data,
+		Step: h.Get(bus.HeaderStep), Trigger: h.Get(bus.HeaderTrigger), Rerun: h.Get(bus.HeaderRerun) != ""}, true
 }
 
 // serveEvents streams every agent event published from now on as
@@ -94,7 +102,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ch := make(chan Event, 1024)
 	sub, err := s.bus.Subscribe(r.Context(), topic.AllAgentEvents(), "", func(m *bus.Msg) {
-		if e, ok := eventOf(m.Subject, m.Data, time.Now()); ok {
+		if e, ok := eventOf(m.Subject, m.Header, m.Data, time.Now()); ok {
 			select {
 			case ch <- e:
 			default: // a stalled browser must not hold the bus
@@ -174,7 +182,7 @@ func RunEvents(ctx context.Context, b bus.MessageReader, run string, classes ...
 		}
 		var out []Event
 		for _, m := range msgs {
-			if e, ok := eventOf(m.Subject, m.Data, m.Time); ok {
+			if e, ok := eventOf(m.Subject, m.Header, m.Data, m.Time); ok {
 				out = append(out, e)
 			}
 		}

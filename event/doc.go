@@ -33,8 +33,9 @@
 // the received parent list, else *BaseEvent. An event decoded through that
 // fallback keeps its wire name, parents and unknown fields, answers the
 // category predicates (IsStop, IsControl, ...) from the received list, and
-// never triggers a step (IsFallback). docs/compatibility.md in the
-// repository lists where reading differs from the Python platform.
+// never triggers a step (IsFallback).
+// https://github.com/saap-go/agent/blob/main/docs/compatibility.md lists where
+// reading differs from the Python platform.
 //
 // New builds an event with the reference's defaults applied and a fresh id
 // (NewID: 24 lower-hex characters, ObjectId-compatible, sortable by time);

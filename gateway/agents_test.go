@@ -120,6 +120,9 @@ func testBadRequests(t *testing.T, nb newBusFunc) {
 		{"bad display id", blockPath + "?display_id=ABCDEF0123456789ABCDEF01", msgs, 400, "display_id"},
 		{"bad agent id", "/api/v1/acme/agents/classes/EchoAgent/instances/a%20b/UserMessageEvent", msgs, 400, "agent_id"},
 		{"response without request", "/agents/EchoAgent/dev/HumanInTheLoopInputResponseEvent", `{"response":"x"}`, 400, "request_event"},
+		// A misspelt messages would start a run on no message at all.
+		{"unknown key, no messages", blockPath, `{"msgs":[]}`, 400, "msgs"},
+		{"unknown key, no messages, stream", streamPath, `{"msgs":[{"role":"user","content":"hi"}]}`, 400, "msgs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

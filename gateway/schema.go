@@ -42,6 +42,18 @@ func checkSchema(schema map[string]json.RawMessage, body map[string]json.RawMess
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	// Unknown keys are ignored, as the reference does, except in a body
+	// without the messages the event takes: {"msgs": [...]} is a typo, not
+	// an empty conversation.
+	if _, takes := s.Properties["messages"]; takes {
+		if _, has := body["messages"]; !has {
+			for _, name := range names {
+				if _, known := s.Properties[name]; !known && !slices.Contains(frameworkFields, name) {
+					return badRequest(name, "body: %s: unknown field, and no messages (did you mean messages?)", name)
+				}
+			}
+		}
+	}
 	for _, name := range names {
 		p, ok := s.Properties[name]
 		if !ok || p == nil {

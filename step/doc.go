@@ -16,8 +16,8 @@
 // []step.Either[*A, *B]. Event types are registered pointer types from
 // package event; a field-less type such as struct{ event.ControlEvent } is a
 // flow carrier. A step fires on the exact types it names, never on
-// subclasses (docs/compatibility.md in the repository compares this with
-// the Python platform).
+// subclasses (https://github.com/saap-go/agent/blob/main/docs/compatibility.md
+// compares this with the Python platform).
 //
 // Results are error, or a result and an error: *E (nil publishes nothing),
 // []*E (published in order), step.Either[*A, *B] (whichever is set), or

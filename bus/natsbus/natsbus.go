@@ -406,7 +406,9 @@ func (b *Bus) Subscribe(ctx context.Context, pattern, queue string, h func(*bus.
 	b.mu.Unlock()
 	fctx, cancel := bus.RequestContext(ctx)
 	defer cancel()
-	if err := b.nc.FlushWithContext(fctx); err != nil {
+	// A caller that gave up meanwhile (a program shutting down) or a bus
+	// closed under it expects no confirmation: nothing to warn about.
+	if err := b.nc.FlushWithContext(fctx); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		b.log.Warn("bus: subscription not confirmed by the server yet", "pattern", pattern, "err", err)
 	}
 	return s, nil

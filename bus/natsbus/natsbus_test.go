@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -539,3 +540,50 @@ func TestStopDeadLettersBufferedLastDeliveries(t *testing.T) {
 		t.Fatalf("no dead letter: of %d messages at their last delivery behind the handler, %d were left with the server", n-1, stranded)
 	}
 }
+
+// doneLater is a context that is done but says so only from its second
+// Err call on: Subscribe's first check passes, as when a program starts
+// shutting down while Subscribe waits for the server.
+type doneLater struct {
+	context.Context
+	calls atomic.Int32
+	done  chan struct{}
+}
+
+func (c *doneLater) Done() <-chan struct{} { return c.done }
+
+func (c *doneLater) Err() error {
+	if c.calls.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// A subscription whose caller gave up while it waited for the server is no
+// reason for a warning: a clean exit logged one.
+func TestSubscribeDuringShutdownDoesNotWarn(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL(), Logger: log})
+	ctx := &doneLater{Context: context.Background(), done: make(chan struct{})}
+	close(ctx.done)
+	sub, err := b.Subscribe(ctx, "a.b", "", func(*bus.Msg) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.Unsubscribe()
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logged.String(), "not confirmed") {
+		t.Errorf("logged at shutdown: %s", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,17 +15,21 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/topic"
 )
 
-// discover runs one discovery cycle of window (or until every class of want
-// answered) and returns the classes, sorted.
+// discover runs one discovery cycle of window, or until every class of
+// want answered, and returns the classes that answered, sorted. A wanted
+// class that did not answer is no error here.
 func discover(ctx context.Context, b *natsbus.Bus, window time.Duration, want ...string) ([]*event.AgentClassDiscoveryResponseEvent, error) {
 	g, err := gateway.New(gateway.Config{Bus: b, Auth: gateway.Anonymous(event.UserIdentity{ID: "saap"}),
 		DiscoveryWindow: window, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := g.Discover(ctx, want...); err != nil {
+	// With want, Discover names the classes that answered even when some
+	// did not; without a list it failed.
+	if names, err := g.Discover(ctx, want...); err != nil && (names == nil || ctx.Err() != nil) {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	var out []*event.AgentClassDiscoveryResponseEvent
@@ -35,15 +40,27 @@ func discover(ctx context.Context, b *natsbus.Bus, window time.Duration, want ..
 	return out, nil
 }
 
+// knownClass fails fast for a class no agent ever ran with on this
+// server: every running agent's class has its agent stream.
+func knownClass(ctx context.Context, b *natsbus.Bus, class string) error {
+	if err := topic.ValidateToken("agent_class", class); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	known, err := streamClasses(ctx, b)
+	if err != nil || slices.Contains(known, class) {
+		// Without JetStream's list, discovery alone decides.
+		return nil
+	}
+	return fmt.Errorf("agent class %s is unknown on this server: no agent of it has started (known classes: %s)", class, dash(strings.Join(known, ", ")))
+}
+
 // discoverClass returns one class's discovery answer.
 func discoverClass(ctx context.Context, b *natsbus.Bus, window time.Duration, class string) (*event.AgentClassDiscoveryResponseEvent, error) {
-	ctx, cancel := context.WithTimeout(ctx, window)
-	defer cancel()
+	if err := knownClass(ctx, b, class); err != nil {
+		return nil, err
+	}
 	all, err := discover(ctx, b, window, class)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("agent class %s did not answer discovery within %s", class, window)
-		}
 		return nil, err
 	}
 	for _, c := range all {
@@ -51,7 +68,7 @@ func discoverClass(ctx context.Context, b *natsbus.Bus, window time.Duration, cl
 			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("agent class %s did not answer discovery within %s", class, window)
+	return nil, fmt.Errorf("agent class %s did not answer discovery within %s (is an agent of it running?)", class, window)
 }
 
 func cmdAgents(ctx context.Context, e *env, args []string) error {
@@ -59,8 +76,8 @@ func cmdAgents(ctx context.Context, e *env, args []string) error {
   saap agents -json | jq '.[].agent_class'
 `)
 	asJSON := fs.Bool("json", false, "print the discovery answers as a JSON array")
-	wait := fs.Duration("wait", 2*time.Second, "how long to collect discovery answers")
-	if err := parse(fs, args); err != nil {
+	wait := fs.Duration("wait", 2*time.Second, "how long to collect discovery answers at most; it ends sooner once every class with an agent stream answered")
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -71,8 +88,14 @@ func cmdAgents(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
+	// The classes with an agent stream are the ones to expect: once they
+	// all answered, waiting longer finds only agents started meanwhile.
+	known, err := streamClasses(ctx, b)
+	if err != nil {
+		known = nil
+	}
 	done := e.waiting("collecting discovery answers for %s", *wait)
-	classes, err := discover(ctx, b, *wait)
+	classes, err := discover(ctx, b, *wait, known...)
 	done()
 	if err != nil {
 		return err

@@ -20,12 +20,17 @@ import (
 )
 
 func cmdChat(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "chat", "chat [-wait D] CLASS[/instance] [text]", `  saap chat EchoAgent "Hello"           # one message, its streamed answer, then exit
+	fs := flags(e, "chat", "chat [-wait D] [-json] CLASS[/instance] [text]", `  saap chat EchoAgent "Hello"           # one message, its streamed answer, then exit
   saap chat EchoAgent/support            # a conversation: one message a line, Ctrl-D ends
   echo Ada | saap chat EchoAgent "ask"   # a question the agent asks is answered from stdin
+  saap chat -json EchoAgent "Hello" | jq -r .event_name
+
+After each answer, standard error names the run: saap run show RUN shows
+its timeline.
 `)
 	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the class to answer discovery")
-	if err := parse(fs, args); err != nil {
+	asJSON := fs.Bool("json", false, "print each event of the stream as one line of JSON instead of the text")
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
@@ -49,6 +54,9 @@ func cmdChat(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := knownClass(ctx, b, class); err != nil {
+		return err
+	}
 	dctx, cancel := context.WithTimeout(ctx, *wait)
 	done := e.waiting("looking for agent class %s", class)
 	_, err = g.Discover(dctx, class)
@@ -65,12 +73,14 @@ func cmdChat(ctx context.Context, e *env, args []string) error {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	c := &chat{e: e, base: "http://" + ln.Addr().String(), class: class, id: id, in: bufio.NewScanner(e.stdin)}
+	c := &chat{e: e, base: "http://" + ln.Addr().String(), class: class, id: id, in: bufio.NewScanner(e.stdin), json: *asJSON}
 	if text != "" {
 		return c.say(ctx, text)
 	}
 	for {
-		fmt.Fprint(e.stdout, e.paint(bold, "> "))
+		if !c.json {
+			fmt.Fprint(e.stdout, e.paint(bold, "> "))
+		}
 		if !c.in.Scan() {
 			fmt.Fprintln(e.stdout)
 			return c.in.Err()
@@ -91,25 +101,45 @@ type chat struct {
 	thread, display string
 	history         []map[string]string
 	in              *bufio.Scanner
+	json            bool
+	run             string // of the last post
+}
+
+// chatLine is one event of `saap chat -json`.
+type chatLine struct {
+	Run   string          `json:"run_id"`
+	Name  string          `json:"event_name"`
+	Event json.RawMessage `json:"event"`
 }
 
 // say sends a user message and follows the run, answering the questions it
 // asks, until it ends.
 func (c *chat) say(ctx context.Context, text string) error {
 	c.history = append(c.history, map[string]string{"role": "user", "content": text})
+	// Name the run, also when it failed, for saap run show.
+	defer func() {
+		if c.run != "" {
+			fmt.Fprintln(c.e.stderr, c.e.paint(dim, "run "+c.run))
+		}
+	}()
+	c.run = ""
 	last, answer, err := c.post(ctx, "UserMessageEvent", map[string]any{"messages": c.history})
 	for err == nil && last != nil && event.IsHITLRequest(last.ev) {
 		q, qerr := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](last.raw)
 		if qerr != nil {
 			return qerr
 		}
-		fmt.Fprintf(c.e.stdout, "%s ", c.e.paint(yellow+bold, "? "+q.Question))
+		if !c.json {
+			fmt.Fprintf(c.e.stdout, "%s ", c.e.paint(yellow+bold, "? "+q.Question))
+		}
 		if !c.in.Scan() {
-			fmt.Fprintln(c.e.stdout)
+			if !c.json {
+				fmt.Fprintln(c.e.stdout)
+			}
 			return errors.New("the agent asked a question and standard input ended")
 		}
 		reply := strings.TrimSpace(c.in.Text())
-		if !c.e.echoed {
+		if !c.e.echoed && !c.json {
 			fmt.Fprintln(c.e.stdout)
 		}
 		var resp any = reply
@@ -160,6 +190,7 @@ func (c *chat) post(ctx context.Context, name string, body any) (*received, stri
 		return nil, "", fmt.Errorf("the gateway answered %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
 	c.thread, c.display = resp.Header.Get("X-Thread-Id"), resp.Header.Get("X-Display-Id")
+	c.run = resp.Header.Get("X-Run-Id")
 	var last *received
 	var answer strings.Builder
 	midLine := false
@@ -181,6 +212,17 @@ func (c *chat) post(ctx context.Context, name string, body any) (*received, stri
 			return nil, "", fmt.Errorf("the stream carried an undecodable event: %w", err)
 		}
 		last = &received{ev, []byte(d)}
+		if c.json {
+			line, _ := json.Marshal(chatLine{Run: c.run, Name: event.Name(ev), Event: json.RawMessage(d)})
+			fmt.Fprintf(c.e.stdout, "%s\n", line)
+			if k := kindOf(ev, "display_event"); k == "chunk" {
+				answer.WriteString(ev.(*event.ChunkEvent).Content)
+			} else if k == "error" {
+				x, _ := event.UnmarshalAs[event.ExceptionEvent]([]byte(d))
+				return last, "", fmt.Errorf("the run failed: %s", x.Message)
+			}
+			continue
+		}
 		switch k := kindOf(ev, "display_event"); k {
 		case "chunk":
 			chunk := ev.(*event.ChunkEvent).Content

@@ -12,11 +12,17 @@
 // (package dev) prints the URL of its server at start.
 //
 //	saap agents [-json]                      the classes discovery finds
-//	saap tail [-class C] [-thread T] [-run R] live events, one line each
-//	saap chat CLASS[/instance] [text]        a conversation in the terminal
+//	saap tail [-class C] [-thread T] [-run R] [-json]  live events, one line each
+//	saap chat [-json] CLASS[/instance] [text]  a conversation in the terminal
+//	saap run list [-class C] [-thread T] [-state S] [-json]  runs and their status
 //	saap run show [-class C] [-json] RUN     a run's timeline from the stream
 //	saap run graph [-format mermaid|dot] CLASS  the workflow graph
 //	saap replay RUN -pkg ./path/to/agent     the run replayed against the current code
+//	saap completion bash|zsh|fish            a shell completion script
+//	saap version                             the command's version
+//
+// Help (saap help, saap -h, saap COMMAND -h) goes to standard output;
+// usage errors go to standard error.
 //
 // Exit status: 0 on success, 1 when the command failed, 2 for a usage
 // error.
@@ -30,6 +36,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,14 +47,19 @@ const usage = `saap: developer tools for Swiss AI Agent Protocol agents
 
 Usage:
   saap [-nats URL] COMMAND [flags] [args]
+  saap --version
 
 Commands:
   agents      list the agent classes that answer discovery
   tail        print live events, one line each
   chat        talk to an agent in the terminal
+  run list    list a class's runs and their status
   run show    print a run's timeline from its stream
   run graph   print an agent class's workflow as Mermaid or DOT
   replay      replay a recorded run against the current code (go test)
+  completion  print a shell completion script (bash, zsh, fish)
+  version     print the command's version
+  help        print this help, or a command's: saap help COMMAND
 
 Examples:
   export NATS_URL=nats://127.0.0.1:4222    # or the URL dev mode printed
@@ -55,10 +67,12 @@ Examples:
   saap tail -class EchoAgent
   saap chat EchoAgent "Hello"
   saap chat EchoAgent/support               # interactive; Ctrl-D ends
+  saap run list -class EchoAgent -state waiting
   saap run show 0123456789abcdef01234567
   saap run show -json RUN > run.json        # a recording agenttest.Replay reads
   saap run graph -format dot EchoAgent | dot -Tsvg > graph.svg
   saap replay 0123456789abcdef01234567 -pkg ./agents/echo
+  source <(saap completion bash)            # or zsh; fish: saap completion fish | source
 
 Run 'saap COMMAND -h' for a command's flags.
 `
@@ -99,27 +113,44 @@ func main() {
 
 func run(ctx context.Context, args []string, e *env) int {
 	fs := flag.NewFlagSet("saap", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	nats := fs.String("nats", "", "NATS server URL (default $NATS_URL)")
+	version := fs.Bool("version", false, "print the command's version")
 	if err := fs.Parse(args); err != nil {
+		// Asked-for help is output, not an error: it goes to stdout.
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stdout, usage)
 			return 0
 		}
+		fmt.Fprintf(e.stderr, "saap: %v\n\n%s", err, usage)
 		return 2
 	}
 	e.natsURL = *nats
 	args = fs.Args()
+	if *version {
+		args = []string{"version"}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return 2
 	}
+	if args[0] == "help" {
+		if len(args) == 1 || strings.HasPrefix(args[1], "-") {
+			fmt.Fprint(e.stdout, usage)
+			return 0
+		}
+		// saap help run show: the command's own help.
+		args = append(args[1:], "-h")
+	}
 	cmds := map[string]func(context.Context, *env, []string) error{
-		"agents": cmdAgents,
-		"tail":   cmdTail,
-		"chat":   cmdChat,
-		"run":    cmdRun,
-		"replay": cmdReplay,
+		"agents":     cmdAgents,
+		"tail":       cmdTail,
+		"chat":       cmdChat,
+		"run":        cmdRun,
+		"replay":     cmdReplay,
+		"completion": cmdCompletion,
+		"version":    cmdVersion,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -143,24 +174,31 @@ func run(ctx context.Context, args []string, e *env) int {
 // flags and the examples.
 func flags(e *env, name, synopsis, examples string) *flag.FlagSet {
 	fs := flag.NewFlagSet("saap "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: saap %s\n\nFlags:\n", synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: saap %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()
-		fmt.Fprintf(e.stderr, "\nExamples:\n%s", examples)
+		fmt.Fprintf(fs.Output(), "\nExamples:\n%s", examples)
 	}
 	return fs
 }
 
-// parse parses args, turning a flag error into a usage error.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+// parse parses args, turning a flag error into a usage error. Help asked
+// for with -h goes to stdout, the usage after a flag error to stderr.
+func parse(e *env, fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		return err
+	default:
+		fs.SetOutput(e.stderr)
+		fs.Usage()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return nil
 }
 
 // connect joins the NATS server of -nats or the environment.

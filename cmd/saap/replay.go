@@ -28,7 +28,7 @@ and shows the go-cmp diff of the outputs when the current code differs.
 	save := fs.Bool("save", false, "keep the recording in the package's testdata/recordings/RUN.json")
 	var pos []string
 	for {
-		if err := parse(fs, args); err != nil {
+		if err := parse(e, fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/saap-go/agent/status"
@@ -20,18 +21,20 @@ import (
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: run needs a subcommand: show or graph", errUsage)
+		return fmt.Errorf("%w: run needs a subcommand: list, show or graph", errUsage)
 	}
 	switch args[0] {
+	case "list":
+		return cmdRunList(ctx, e, args[1:])
 	case "show":
 		return cmdRunShow(ctx, e, args[1:])
 	case "graph":
 		return cmdRunGraph(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprint(e.stderr, "Usage:\n  saap run show [-class C] [-json] RUN\n  saap run graph [-format mermaid|dot] CLASS\n")
+		fmt.Fprint(e.stdout, "Usage:\n  saap run list [-class C] [-thread T] [-state S,...] [-limit N] [-json]\n  saap run show [-class C] [-json] RUN\n  saap run graph [-format mermaid|dot] CLASS\n\nRun 'saap run SUBCOMMAND -h' for its flags.\n")
 		return nil
 	}
-	return fmt.Errorf("%w: unknown run subcommand %q (show, graph)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown run subcommand %q (list, show, graph)", errUsage, args[0])
 }
 
 // stored is one event of a run as the stream keeps it; a recording is a
@@ -47,6 +50,30 @@ type stored struct {
 	Name    string          `json:"event_name"`
 	Time    time.Time       `json:"time"`
 	Event   json.RawMessage `json:"event"`
+	// Step, Trigger and Rerun are the engine's word on the event's origin
+	// (bus.HeaderStep and its kin): the step, the event id it ran on, and
+	// whether it ran again.
+	Step    string `json:"step,omitempty"`
+	Trigger string `json:"trigger_id,omitempty"`
+	Rerun   bool   `json:"rerun,omitempty"`
+}
+
+// storedOf describes an event of an agent subject; ok is false for
+// another subject.
+func storedOf(subject string, data []byte, at time.Time) (stored, bool) {
+	t, err := topic.ParseAgent(subject)
+	if err != nil {
+		return stored{}, false
+	}
+	return stored{Subject: subject, Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display,
+		Run: t.Run, Type: string(t.Type), Name: t.Name, Time: at, Event: data}, true
+}
+
+// withOrigin adds the origin headers of the event's message.
+func (s stored) withOrigin(h bus.Header) stored {
+	s.Step, s.Trigger = h.Get(bus.HeaderStep), h.Get(bus.HeaderTrigger)
+	s.Rerun = h.Get(bus.HeaderRerun) != ""
+	return s
 }
 
 // recording is what `saap run show -json` prints.
@@ -69,12 +96,9 @@ func runEvents(ctx context.Context, b *natsbus.Bus, run string, classes []string
 		}
 		var out []stored
 		for _, m := range msgs {
-			t, err := topic.ParseAgent(m.Subject)
-			if err != nil {
-				continue
+			if s, ok := storedOf(m.Subject, m.Data, m.Time); ok {
+				out = append(out, s.withOrigin(m.Header))
 			}
-			out = append(out, stored{Subject: m.Subject, Class: t.Class, ID: t.ID, Thread: t.Thread, Display: t.Display,
-				Run: t.Run, Type: string(t.Type), Name: t.Name, Time: m.Time, Event: m.Data})
 		}
 		if len(out) > 0 {
 			return class, out, nil
@@ -108,7 +132,7 @@ func cmdRunShow(ctx context.Context, e *env, args []string) error {
 	class := fs.String("class", "", "the run's agent class (default: search every agent stream)")
 	asJSON := fs.Bool("json", false, "print the recording as JSON (for agenttest.LoadRecording)")
 	wait := fs.Duration("wait", time.Second, "how long to wait for the class's discovery answer, which names the steps")
-	if err := parse(fs, args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -194,7 +218,7 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 	}
 	stats := map[string]*stat{}
 	var order []string
-	seen := map[string]bool{} // step + trigger id: a second output is a re-run
+	seen := map[string]bool{} // step + trigger id: a step's second output on one trigger is no second run
 	for i, s := range evs {
 		ev, _ := event.Unmarshal(s.Event)
 		typ := "C"
@@ -203,22 +227,25 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 		}
 		kind := kindOf(ev, s.Type)
 		note := ""
-		if g != nil && typ == "C" && i > 0 {
-			if name, trig := attribute(g, s.Name, evs[:i]); name != "" {
+		if typ == "C" && i > 0 {
+			name, trig, rerun := origin(g, s, evs[:i])
+			if name != "" {
 				st := stats[name]
 				if st == nil {
 					st = &stat{}
 					stats[name] = st
 					order = append(order, name)
 				}
-				st.runs++
 				key := name + "/" + trig.Subject
-				rerun := ""
-				if seen[key] {
-					st.reruns++
-					rerun = " re-run"
+				if !seen[key] {
+					st.runs++
 				}
 				seen[key] = true
+				re := ""
+				if rerun {
+					st.reruns++
+					re = " re-run"
+				}
 				d := s.Time.Sub(trig.Time)
 				st.took += d
 				if !slices.Contains(st.on, trig.Name) {
@@ -227,7 +254,7 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 				if !slices.Contains(st.out, s.Name) {
 					st.out = append(st.out, s.Name)
 				}
-				note = e.paint(dim, fmt.Sprintf("  ← %s on %s, %s%s", name, trig.Name, ms(d), rerun))
+				note = e.paint(dim, fmt.Sprintf("  ← %s on %s, %s%s", name, trig.Name, ms(d), re))
 			}
 		}
 		fmt.Fprintf(e.stdout, "  %8s  %s %s %-32s %s%s\n", "+"+ms(s.Time.Sub(first.Time)), typ,
@@ -245,6 +272,25 @@ func (e *env) timeline(class, run string, evs []stored, g *step.Graph) {
 				strings.Join(st.on, ","), strings.Join(st.out, ","))
 		}
 	}
+}
+
+// origin names the step that produced s, the event it ran on and whether
+// it was a re-run: as the engine's headers say, or, for a stream written
+// without them, as guessed from g.
+func origin(g *step.Graph, s stored, before []stored) (string, stored, bool) {
+	if s.Step != "" {
+		for i := len(before) - 1; i >= 0; i-- {
+			if strings.HasSuffix(before[i].Subject, "."+s.Trigger) && before[i].Type == string(topic.Control) {
+				return s.Step, before[i], s.Rerun
+			}
+		}
+		return "", stored{}, false
+	}
+	if g == nil {
+		return "", stored{}, false
+	}
+	name, trig := attribute(g, s.Name, before)
+	return name, trig, false
 }
 
 // attribute finds the step of g that produced an event named name and the
@@ -291,7 +337,7 @@ func cmdRunGraph(ctx context.Context, e *env, args []string) error {
 `)
 	format := fs.String("format", "mermaid", "mermaid or dot")
 	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the class's discovery answer")
-	if err := parse(fs, args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -373,4 +419,104 @@ func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, "#quot;") 
 
 func dotQuote(s string) string {
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
+
+func cmdRunList(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "run list", "run list [-class C] [-thread T] [-state S,...] [-limit N] [-json]", `  saap run list                              # the runs of every class with a live replica
+  saap run list -class EchoAgent -state waiting
+  saap run list -class EchoAgent -thread 0123456789abcdef01234567 -json
+`)
+	class := fs.String("class", "", "the agent class (default: every class with an agent stream)")
+	thread := fs.String("thread", "", "only runs of this thread id")
+	states := fs.String("state", "", "only runs in these states, comma-separated: pending, running, waiting, completed, failed, compensating, compensated")
+	limit := fs.Int("limit", status.DefaultPageSize, "at most this many runs per class, in ascending order of run id")
+	asJSON := fs.Bool("json", false, "print the status records as a JSON array")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	q := status.Query{Thread: *thread}
+	if *thread != "" {
+		if err := topic.ValidateToken("thread_id", *thread); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	if *states != "" {
+		for _, s := range strings.Split(*states, ",") {
+			st := status.State(strings.TrimSpace(s))
+			if !st.Valid() {
+				return fmt.Errorf("%w: -state %q: want pending, running, waiting, completed, failed, compensating or compensated", errUsage, s)
+			}
+			q.States = append(q.States, st)
+		}
+	}
+	if *limit <= 0 {
+		return fmt.Errorf("%w: -limit %d: want a positive number", errUsage, *limit)
+	}
+	b, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	classes := []string{*class}
+	if *class == "" {
+		if classes, err = streamClasses(ctx, b); err != nil {
+			return err
+		}
+	}
+	runs := []status.Record{}
+	for _, c := range classes {
+		got, err := listRuns(ctx, b, c, q, *limit)
+		if err != nil {
+			if *class != "" {
+				return err
+			}
+			// Another class's stream may outlive its replicas.
+			fmt.Fprintf(e.stderr, "(%s: %v)\n", c, err)
+			continue
+		}
+		runs = append(runs, got...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(e.stderr, "no runs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tCLASS\tAGENT\tTHREAD\tSTATUS\tUPDATED\tDETAIL")
+	for _, r := range runs {
+		detail := r.Error
+		if r.Question != nil {
+			detail = r.Question.Event
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Run, r.Class, dash(r.AgentID), dash(r.Thread), r.State,
+			r.Updated.Local().Format("15:04:05.000"), dash(detail))
+	}
+	return tw.Flush()
+}
+
+// listRuns asks class's replicas for up to limit runs, page by page.
+func listRuns(ctx context.Context, b *natsbus.Bus, class string, q status.Query, limit int) ([]status.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var out []status.Record
+	for len(out) < limit {
+		q.Limit = min(limit-len(out), status.MaxPageSize)
+		page, err := status.RequestList(ctx, b, class, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Runs...)
+		if page.Next == "" {
+			break
+		}
+		q.After = page.Next
+	}
+	return out, nil
 }

@@ -184,6 +184,8 @@ async function post(eventName, body, to) {
         addMsg("note", ev._event_name + " " + summary(ev)); bubble = null;
         break;
       case "question":
+        // The transcript keeps the question; the form below takes the answer.
+        if (own) { addMsg("assistant question", ev.question); bubble = null; }
         showQuestion(ev);
         break;
       case "error":
@@ -254,11 +256,18 @@ $("#new-thread").addEventListener("click", newThread);
 
 // --- timeline ---
 
-// attribute names the step of the class's graph that produced an event
-// and the earlier control event that triggered it.
+// attribute names the step that produced a control event, the event it
+// ran on and whether the engine ran it again, as the engine's headers
+// say (e.step, e.trigger_id, e.rerun); for events without them it guesses
+// from the class's graph.
 function attribute(run, e) {
+  if (e.event_type !== "control_event") return null;
+  if (e.step) {
+    const p = run.events.findLast((p) => p.event_type === "control_event" && p.event.event_id === e.trigger_id);
+    return p ? { step: e.step, on: p.event_name, ms: Date.parse(e.time) - Date.parse(p.time), rerun: !!e.rerun } : null;
+  }
   const c = classInfo(e.agent_class);
-  if (!c || e.event_type !== "control_event") return null;
+  if (!c) return null;
   for (const l of c.network_graph.links) {
     if (l.source === "Start" || (l.event_name !== e.event_name && l.event_name + "RequestEvent" !== e.event_name)) continue;
     const triggers = c.network_graph.links.filter((t) => t.target === l.source).map((t) => t.event_name);
@@ -297,7 +306,7 @@ function addEvent(e) {
     el("b", { class: "badge " + (ctl ? "c" : "d") }, ctl ? "C" : "D"),
     el("span", {}, el("span", { class: "name" }, e.event_name), " ",
       el("span", { class: "sum" }, summary(ev)),
-      at ? el("span", { class: "dur" }, ` ← ${at.step} on ${at.on}, ${at.ms}ms`) : null));
+      at ? el("span", { class: "dur", "data-step": at.step }, ` ← ${at.step} on ${at.on}, ${at.ms}ms${at.rerun ? ", re-run" : ""}`) : null));
   run.list.append(row);
 }
 

@@ -54,7 +54,7 @@ func Scripted() llm.Provider {
 		case question == "":
 			answer = "I did not get a question. Send me a message and I will answer it."
 		case strings.Contains(lower, "what can you do"), strings.Contains(lower, "help"):
-			answer = "I am ChatAgent, a Go agent of the Swiss AI Agent Protocol. I stream my answers as ChunkEvents and end each run with an LLMStopEvent. Configure a model in the environment (see the README) to let a real one answer."
+			answer = "I am ChatAgent, a Go agent of the Swiss AI Agent Protocol. I stream my answers as ChunkEvents and end each run with an LLMStopEvent. Configure a model in the environment (examples/chat/README.md says how) to let a real one answer."
 		case strings.HasPrefix(lower, "hello"), strings.HasPrefix(lower, "hi"):
 			answer = "Hello! Ask me anything; this scripted model answers the same way every time."
 		default:

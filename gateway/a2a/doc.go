@@ -34,6 +34,6 @@
 // reading, resubscribing, cancelling and continuing alike. Tasks live in
 // the process's memory, so a restarted or other replica does not know
 // them. The cards come in the v0.3 shape, or in the v1.0 shape for a
-// client that asks with an A2A-Version: 1.x header. docs/a2a.md in the
-// repository describes the mapping in full.
+// client that asks with an A2A-Version: 1.x header.
+// https://github.com/saap-go/agent/blob/main/docs/a2a.md describes the mapping in full.
 package a2a

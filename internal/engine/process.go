@@ -629,7 +629,7 @@ func (e *Engine) ready(ctx context.Context, run store.RunKey, p *plan) (bool, er
 		exc.HTTPStatusCode = code
 	}
 	exc.EventID = ref
-	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, s.Name()); perr != nil {
+	if _, perr := e.publish(ctx, p.sc.r, p.sc.t, exc, origin{step: s.Name(), trigger: p.sc.run.Trigger.EventBase().EventID}); perr != nil {
 		return false, perr
 	}
 	return false, nil
@@ -863,7 +863,7 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 				return evs, callErr, err
 			}
 		}
-		ok, _, err := e.publishData(ctx, r, t, o, kept[i], s.Name(), false)
+		ok, _, err := e.publishData(ctx, r, t, o, kept[i], originOf(x), false)
 		if err != nil {
 			return evs, callErr, err
 		}
@@ -916,7 +916,7 @@ func (e *Engine) republish(ctx context.Context, r *runEntry, t topic.Agent, p *p
 				return err
 			}
 		}
-		ok, sent, err := e.publishData(ctx, r, t, ev, data, s.Name(), true)
+		ok, sent, err := e.publishData(ctx, r, t, ev, data, originOf(x), true)
 		if err != nil {
 			return err
 		}
@@ -1036,14 +1036,38 @@ func (e *Engine) fail(ctx context.Context, r *runEntry, t topic.Agent, trigger e
 	}
 	exc := &event.ExceptionEvent{Message: msg}
 	exc.EventID = b.id("exception", 0)
-	_, err := e.publish(ctx, r, t, exc, "")
+	_, err := e.publish(ctx, r, t, exc, origin{})
 	return err
+}
+
+// origin is the step execution an event comes from; the zero origin is
+// the engine's own (no step).
+type origin struct {
+	step    string
+	trigger string // event id
+	rerun   bool
+}
+
+func originOf(x interceptor.Execution) origin {
+	return origin{step: x.Step, trigger: x.Trigger, rerun: x.Rerun}
+}
+
+// header carries the origin with the event (bus.HeaderStep and its kin).
+func (o origin) header() bus.Header {
+	if o.step == "" {
+		return nil
+	}
+	h := bus.Header{bus.HeaderStep: {o.step}, bus.HeaderTrigger: {o.trigger}}
+	if o.rerun {
+		h[bus.HeaderRerun] = []string{"1"}
+	}
+	return h
 }
 
 // publish publishes ev on the run's subjects unless the run has already
 // published or received its terminal event, in which case the event is
 // dropped, logged as a protocol violation, and ok is false.
-func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, stepName string) (ok bool, err error) {
+func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, o origin) (ok bool, err error) {
 	if ev.EventBase().CreatedAt == 0 {
 		ev.EventBase().CreatedAt = e.now().UnixNano()
 	}
@@ -1051,7 +1075,7 @@ func (e *Engine) publish(ctx context.Context, r *runEntry, t topic.Agent, ev eve
 	if err != nil {
 		return false, Permanent(fmt.Errorf("dispatch: encode %s: %w", event.Name(ev), err))
 	}
-	ok, _, err = e.publishData(ctx, r, t, ev, data, stepName, false)
+	ok, _, err = e.publishData(ctx, r, t, ev, data, o, false)
 	return ok, err
 }
 
@@ -1071,8 +1095,8 @@ func (e *Engine) dropLate(ctx context.Context, r *runEntry, t topic.Agent, stepN
 // is not sent again, nor is its display copy. Subjects are built before any
 // I/O; one that cannot be built is a permanent failure. ok reports that
 // the event is on the run (sent now or found in the stream), sent that it
-// went out now.
-func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, stepName string, recheck bool) (ok, sent bool, err error) {
+// went out now. The event carries its origin in headers.
+func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, data []byte, o origin, recheck bool) (ok, sent bool, err error) {
 	name, id := event.Name(ev), ev.EventBase().EventID
 	control, display := event.IsControl(ev), event.IsDisplay(ev)
 	var controlSubj, displaySubj string
@@ -1092,9 +1116,10 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 	r.pubMu.Lock()
 	defer r.pubMu.Unlock()
 	if r.terminated.Load() {
-		e.dropLate(ctx, r, t, stepName, ev)
+		e.dropLate(ctx, r, t, o.step, ev)
 		return false, false, nil
 	}
+	hdr := o.header()
 	// The stream refuses a control event whose subject (ending in its
 	// event id) it holds already, however long ago it was stored: a
 	// publish is its step's completion, once.
@@ -1107,7 +1132,7 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 		}
 	}
 	if control && !stored {
-		ack, err := e.bus.PublishNew(ctx, &bus.Msg{Subject: controlSubj, Data: data}, id)
+		ack, err := e.bus.PublishNew(ctx, &bus.Msg{Subject: controlSubj, Header: hdr, Data: data}, id)
 		if err != nil {
 			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
@@ -1118,7 +1143,7 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 	// stream had it: it went out with the first publish. A first publish
 	// that finds its subject taken (a lost PubAck retried) still sends it.
 	if display && !(stored && recheck) {
-		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Data: data}); err != nil {
+		if err := e.bus.Publish(ctx, &bus.Msg{Subject: displaySubj, Header: hdr, Data: data}); err != nil {
 			return false, false, fmt.Errorf("dispatch: publish %s: %w", name, err)
 		}
 	}

@@ -359,7 +359,7 @@ func (c *stepContext) Emit(ev event.Event) error {
 		c.invalid.CompareAndSwap(nil, &err)
 		return err
 	}
-	ok, err := c.e.publish(c, c.r, c.t, ev, c.step)
+	ok, err := c.e.publish(c, c.r, c.t, ev, origin{step: c.step, trigger: c.run.Trigger.EventBase().EventID})
 	if err != nil {
 		return err
 	}

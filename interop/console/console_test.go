@@ -125,6 +125,9 @@ func TestConsoleChatTimelineAndQuestion(t *testing.T) {
 	if got := texts("#questions form p"); len(got) != 1 || !strings.HasPrefix(got[0], "What is your name?") {
 		t.Errorf("question = %q", got)
 	}
+	if got := texts("#chat .msg.question"); len(got) != 1 || got[0] != "What is your name?" {
+		t.Errorf("the transcript's question = %q", got)
+	}
 	shot("console-question.png")
 	if err := chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS("#questions input"), "Ada"), chromedp.Click(chromedp.CSS("#questions button"))); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@
 //
 //	exp, err := otlp.Setup(ctx) // nil, nil when the environment asks for no export
 //	if exp != nil {
-//		defer exp.Shutdown(context.Background())
+//		defer exp.Close() // flushes for at most FlushTimeout
 //		log.Println("spans go to", exp.Where())
 //	}
 //
@@ -16,7 +16,9 @@
 // ("otlp" or "none"), OTEL_EXPORTER_OTLP_ENDPOINT and
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (either one turns export on),
 // OTEL_EXPORTER_OTLP_PROTOCOL and OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
-// ("http/protobuf", the default, or "grpc"). The exporters themselves read
+// ("http/protobuf", the default, or "grpc"). Without an endpoint, spans go
+// to http://localhost:4318/v1/traces (HTTP) or http://localhost:4317
+// (gRPC), without TLS, as the specification says. The exporters themselves read
 // the headers, timeout, compression, TLS and insecure settings
 // (OTEL_EXPORTER_OTLP_HEADERS and the rest), and the resource comes from
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
@@ -29,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -62,8 +65,26 @@ func (e *Exporter) Protocol() string { return e.protocol }
 // Where says where spans go: the URL (HTTP) or host:port (gRPC).
 func (e *Exporter) Where() string { return e.where }
 
-// Shutdown flushes the spans not yet sent and stops the exporter.
+// Shutdown flushes the spans not yet sent and stops the exporter. It
+// waits as long as ctx lets it: against an endpoint that does not answer,
+// the exporter retries until ctx is done.
 func (e *Exporter) Shutdown(ctx context.Context) error { return e.tp.Shutdown(ctx) }
+
+// FlushTimeout bounds Close: how long a program's exit waits for the
+// spans not yet sent.
+const FlushTimeout = time.Second
+
+// Close is Shutdown within FlushTimeout: at exit, spans that cannot reach
+// the endpoint by then are dropped (the error says so) rather than holding
+// the program up.
+func (e *Exporter) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
+	defer cancel()
+	if err := e.Shutdown(ctx); err != nil {
+		return fmt.Errorf("otlp: spans not sent to %s within %s: %w", e.where, FlushTimeout, err)
+	}
+	return nil
+}
 
 // Enabled reports whether the environment asks for OTLP export of traces.
 func Enabled() bool {
@@ -93,13 +114,25 @@ func New(ctx context.Context, opts ...sdktrace.TracerProviderOption) (*Exporter,
 	var exp *otlptrace.Exporter
 	var err error
 	var where string
+	// Without an endpoint variable the exporters would use TLS to
+	// localhost; the specification's default is plain http://localhost,
+	// which is what Where says and what a local collector serves.
+	noEndpoint := firstRaw("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") == ""
 	switch protocol {
 	case ProtocolHTTP:
 		where = httpWhere()
-		exp, err = otlptracehttp.New(ctx)
+		var o []otlptracehttp.Option
+		if noEndpoint {
+			o = append(o, otlptracehttp.WithEndpointURL(where))
+		}
+		exp, err = otlptracehttp.New(ctx, o...)
 	case ProtocolGRPC:
 		where = grpcWhere()
-		exp, err = otlptracegrpc.New(ctx)
+		var o []otlptracegrpc.Option
+		if noEndpoint {
+			o = append(o, otlptracegrpc.WithEndpointURL(where))
+		}
+		exp, err = otlptracegrpc.New(ctx, o...)
 	default:
 		return nil, fmt.Errorf("otlp: protocol %q: only %q and %q are supported", protocol, ProtocolHTTP, ProtocolGRPC)
 	}
@@ -163,7 +196,7 @@ func grpcWhere() string {
 	if v := firstRaw("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
 		return v
 	}
-	return "localhost:4317"
+	return "http://localhost:4317"
 }
 
 func firstRaw(keys ...string) string {

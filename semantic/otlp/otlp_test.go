@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -210,5 +211,79 @@ func TestDisabled(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 	if _, err := otlp.New(context.Background()); err == nil {
 		t.Error("http/json accepted")
+	}
+}
+
+// clearEndpoints unsets every endpoint variable, so the default applies.
+func clearEndpoints(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_SDK_DISABLED"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
+}
+
+// With no endpoint set, the spans go where Where says: plain HTTP to
+// localhost:4318, not https.
+func TestDefaultEndpointIsPlainHTTP(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:4318")
+	if err != nil {
+		t.Skipf("port 4318 is taken (%v): the default endpoint cannot be checked here", err)
+	}
+	rcv := &receiver{}
+	srv := &http.Server{Handler: rcv}
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Close()
+	clearEndpoints(t)
+	t.Setenv("OTEL_SERVICE_NAME", "traced-agent")
+	exportAndCheck(t, rcv, otlp.ProtocolHTTP, "http://localhost:4318/v1/traces")
+}
+
+// Close does not hold an exit up for long when the endpoint never
+// answers: a listener that accepts and says nothing.
+func TestCloseIsBounded(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for _, protocol := range []string{otlp.ProtocolGRPC, otlp.ProtocolHTTP} {
+		clearEndpoints(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+lis.Addr().String())
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+		exp, err := otlp.New(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := exp.TracerProvider().Tracer("test").Start(context.Background(), "pending")
+		span.End()
+		start := time.Now()
+		err = exp.Close()
+		if took := time.Since(start); took > otlp.FlushTimeout+time.Second {
+			t.Errorf("%s: Close took %s, more than FlushTimeout (%s)", protocol, took, otlp.FlushTimeout)
+		}
+		if err == nil {
+			t.Errorf("%s: Close reported no error for spans that were not sent", protocol)
+		}
 	}
 }
