@@ -23,6 +23,11 @@ var ErrArgs = errors.New("step: arguments do not match the parameters")
 // problems; NewWorkflow reports those problems in detail.
 var ErrInvalid = errors.New("step: invalid declaration")
 
+// ErrRunEnded is returned by Context.Emit, and is the cause of a step's
+// cancelled context, once its run has published or received its terminal
+// event: nothing may follow the end of a run.
+var ErrRunEnded = errors.New("step: the run has ended")
+
 // Step is a declared step: a Go function or method value plus the plan to
 // call it, computed once by New. A Step is immutable and safe for concurrent
 // use.

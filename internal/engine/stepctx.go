@@ -32,7 +32,7 @@ var ErrUnregistered = errors.New("dispatch: event type not registered")
 
 // ErrRunEnded is returned by step.Context.Emit once the run has published
 // its terminal event.
-var ErrRunEnded = errors.New("dispatch: the run has ended")
+var ErrRunEnded = step.ErrRunEnded
 
 // state is the step.State view of one store.Store scope.
 type state struct {
