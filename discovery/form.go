@@ -402,7 +402,7 @@ func configForm(dv reflect.Value, t reflect.Type, defaults map[string]json.RawMe
 		}
 		if f.typ == typeLocale && dv.IsValid() {
 			if fv, err := dv.FieldByIndexErr(f.index); err == nil {
-				value = localeJSON(fv.Interface().(event.LocaleString))
+				value = localeFormValue(fv.Interface().(event.LocaleString))
 			}
 		}
 		e, err := formField(f, ft, prefix, value)
@@ -414,6 +414,12 @@ func configForm(dv reflect.Value, t reflect.Type, defaults map[string]json.RawMe
 		}
 	}
 	return out, nil
+}
+
+// localeFormValue is a LocaleString as a LocaleInput's value: the
+// reference's element value holds strings only, so an empty locale is "".
+func localeFormValue(l event.LocaleString) object {
+	return object{{"de", l.De}, {"en", l.En}, {"fr", l.Fr}, {"it", l.It}}
 }
 
 // stringValue decodes raw when it is a JSON string.

@@ -157,7 +157,9 @@ func TestGeneratedForm(t *testing.T) {
 	}
 	check("max_tokens", "formkit", `"primeInputNumber"`)
 	check("max_tokens", "value", `512`) // a count, not a token
-	check("greeting", "value", `{"de":null,"en":null,"fr":null,"it":null}`)
+	// The reference's LocaleInput value holds strings only: a locale the
+	// default leaves empty is "", never null.
+	check("greeting", "value", `{"de":"","en":"","fr":"","it":""}`)
 	check("max_tokens", "validation", `"required|number|min:1|max:100000"`)
 	check("prompt", "formkit", `"primeTextarea"`)
 	check("prompt", "rows", `6`)
