@@ -23,22 +23,42 @@ const cronScheduleDef = `{"properties": {` +
 	`"timezone": {"default": "UTC", "description": "IANA timezone the cron positions are interpreted in, e.g. 'Europe/Zurich'.", "title": "Timezone", "type": "string"}}, ` +
 	`"required": ["minute", "hour", "day_of_month", "month", "day_of_week"], "title": "CronSchedule", "type": "object"}`
 
+// profile is what sets the base configuration fields of an agent profile
+// apart from those of a process profile: the id field, its texts and the
+// default icon.
+type profile struct {
+	id, idTitle, idDesc string
+	icon, of            string // default icon; "agent" or "process" in the texts
+	idLabel, idHelp     object
+	idPlaceholder       object
+}
+
+var (
+	agentProfile = profile{id: "agent_id", idTitle: "Agent Id", idDesc: "Uniquely identifies the agent instance.",
+		icon: DefaultIcon, of: "process or agent", idLabel: textAgentIDLabel, idHelp: textAgentIDHelp, idPlaceholder: textAgentIDPlaceholder}
+	processProfile = profile{id: "process_id", idTitle: "Process Id", idDesc: "Used to uniquely identify this process instance.",
+		icon: DefaultProcessIcon, of: "process", idLabel: textProcessIDLabel, idHelp: textProcessIDHelp, idPlaceholder: textProcessIDPlaceholder}
+)
+
+// fieldNames are the JSON names of the profile's base fields.
+func (p profile) fieldNames() map[string]bool {
+	return map[string]bool{p.id: true, "name": true, "description": true, "icon": true, "cron": true}
+}
+
 // baseProperties are the schemas of the base configuration fields, in the
 // reference's order.
-func baseProperties(schedulable bool) []member {
+func (p profile) baseProperties(schedulable bool) []member {
 	props := []member{
-		{"agent_id", json.RawMessage(`{"description": "Uniquely identifies the agent instance.", "pattern": ` + quote(AgentIDPattern) + `, "title": "Agent Id", "type": "string"}`)},
-		{"name", json.RawMessage(`{"$ref": "#/$defs/LocaleString", "description": "The name of the process or agent."}`)},
-		{"description", json.RawMessage(`{"$ref": "#/$defs/LocaleString", "description": "The description of the process or agent."}`)},
-		{"icon", json.RawMessage(`{"default": ` + quote(DefaultIcon) + `, "description": "The icon representing the process or agent.", "title": "Icon", "type": "string"}`)},
+		{p.id, json.RawMessage(`{"description": ` + quote(p.idDesc) + `, "pattern": ` + quote(AgentIDPattern) + `, "title": ` + quote(p.idTitle) + `, "type": "string"}`)},
+		{"name", json.RawMessage(`{"$ref": "#/$defs/LocaleString", "description": "The name of the ` + p.of + `."}`)},
+		{"description", json.RawMessage(`{"$ref": "#/$defs/LocaleString", "description": "The description of the ` + p.of + `."}`)},
+		{"icon", json.RawMessage(`{"default": ` + quote(p.icon) + `, "description": "The icon representing the ` + p.of + `.", "title": "Icon", "type": "string"}`)},
 	}
 	if schedulable {
 		props = append(props, member{"cron", json.RawMessage(`{"anyOf": [{"$ref": "#/$defs/CronSchedule"}, {"type": "null"}], "default": null, "description": "Cron schedule controlling when this profile runs automatically."}`)})
 	}
 	return props
 }
-
-var baseRequired = []string{"agent_id", "name", "description"}
 
 func quote(s string) string {
 	b, _ := json.Marshal(s)
@@ -50,7 +70,7 @@ func quote(s string) string {
 // with its pattern, name, description, icon, and cron for a schedulable
 // class) followed by the fields of the configuration type (config may be
 // nil), without the fields tagged form:"-", which only the runner sets.
-func configurableSchema(config any, title string, schedulable bool) (map[string]json.RawMessage, error) {
+func (p profile) configurableSchema(config any, title string, schedulable bool) (map[string]json.RawMessage, error) {
 	own := map[string]json.RawMessage{}
 	skip := map[string]bool{}
 	if config != nil {
@@ -63,7 +83,7 @@ func configurableSchema(config any, title string, schedulable bool) (map[string]
 			t = t.Elem()
 		}
 		if t.Kind() == reflect.Struct {
-			if err := checkBaseClash(t); err != nil {
+			if err := p.checkBaseClash(t); err != nil {
 				return nil, err
 			}
 			for _, f := range structFields(t) {
@@ -74,14 +94,15 @@ func configurableSchema(config any, title string, schedulable bool) (map[string]
 		}
 	}
 	props := object{}
-	for _, m := range baseProperties(schedulable) {
+	for _, m := range p.baseProperties(schedulable) {
 		props = append(props, m)
 	}
 	ownProps, err := orderedMembers(own["properties"])
 	if err != nil {
 		return nil, fmt.Errorf("discovery: config schema properties: %w", err)
 	}
-	required := slices.Clone(baseRequired)
+	required := []string{p.id, "name", "description"}
+	base := p.fieldNames()
 	var ownRequired []string
 	if raw, ok := own["required"]; ok {
 		if err := json.Unmarshal(raw, &ownRequired); err != nil {
@@ -89,7 +110,7 @@ func configurableSchema(config any, title string, schedulable bool) (map[string]
 		}
 	}
 	for _, m := range ownProps {
-		if baseFieldNames[m.key] || skip[m.key] {
+		if base[m.key] || skip[m.key] {
 			continue // the base field wins; a runner-only field is not configurable
 		}
 		props = append(props, m)
@@ -162,9 +183,10 @@ func orderedMembers(raw json.RawMessage) ([]member, error) {
 // checkBaseClash refuses a configuration type with a field of a base
 // field's name whose type cannot hold what the platform stores there: the
 // profile's value would fail the runner's merge on every run.
-func checkBaseClash(t reflect.Type) error {
+func (p profile) checkBaseClash(t reflect.Type) error {
+	base := p.fieldNames()
 	for _, f := range structFields(t) {
-		if !baseFieldNames[f.name] {
+		if !base[f.name] {
 			continue
 		}
 		ft := f.typ
@@ -173,7 +195,7 @@ func checkBaseClash(t reflect.Type) error {
 		}
 		ok := true
 		switch f.name {
-		case "agent_id", "icon":
+		case p.id, "icon":
 			ok = ft.Kind() == reflect.String
 		case "name", "description":
 			ok = ft == typeLocale || ft.Kind() == reflect.Interface

@@ -14,6 +14,9 @@ import (
 // DefaultIcon is the reference's default icon of an agent class.
 const DefaultIcon = "mage:robot"
 
+// DefaultProcessIcon is the reference's default icon of a process class.
+const DefaultProcessIcon = "mage:broadcast"
+
 // Class is what discovery tells about an agent class beyond its workflow:
 // display texts, the configuration and the UI hints of the reference.
 type Class struct {
@@ -127,7 +130,20 @@ func Build(wf *step.Workflow, c Class) (*event.AgentClassDiscoveryResponseEvent,
 	return r, nil
 }
 
+// ProcessConfigSpecs returns the configuration specs of a process class:
+// its configuration class (configClass, or the Go type name of config, or
+// the process class) and the JSON Schema the platform validates a process
+// profile with: the base fields (process_id, name, description, icon)
+// followed by the fields of config (a value holding the defaults, or nil).
+func ProcessConfigSpecs(config any, processClass, configClass string) (*event.ConfigSpecs, error) {
+	return configSpecsOf(processProfile, Class{Config: config, ConfigClass: configClass}, processClass, false)
+}
+
 func configSpecs(c Class, class string, schedulable bool) (*event.ConfigSpecs, error) {
+	return configSpecsOf(agentProfile, c, class, schedulable)
+}
+
+func configSpecsOf(p profile, c Class, class string, schedulable bool) (*event.ConfigSpecs, error) {
 	cs := &event.ConfigSpecs{ConfigClass: c.ConfigClass}
 	if cs.ConfigClass == "" {
 		// The Go type's name, or without one the agent class, as the
@@ -141,7 +157,7 @@ func configSpecs(c Class, class string, schedulable bool) (*event.ConfigSpecs, e
 			cs.ConfigClass = t.Name()
 		}
 	}
-	s, err := configurableSchema(c.Config, cs.ConfigClass, schedulable)
+	s, err := p.configurableSchema(c.Config, cs.ConfigClass, schedulable)
 	if err != nil {
 		return nil, err
 	}

@@ -453,27 +453,30 @@ func ls(de, en, fr, it string) object {
 
 // Texts of the base fields' elements.
 var (
-	textAgentIDLabel       = ls("Agenten-ID", "Agent ID", "ID de l'agent", "ID dell'agente")
-	textAgentIDHelp        = ls("Eindeutige Kennung dieses Profils: Kleinbuchstaben, Ziffern, - und _.", "Unique identifier of this profile: lowercase letters, digits, - and _.", "Identifiant unique de ce profil : lettres minuscules, chiffres, - et _.", "Identificatore univoco di questo profilo: lettere minuscole, cifre, - e _.")
-	textAgentIDPlaceholder = ls("mein-agent", "my-agent", "mon-agent", "mio-agente")
-	textNameLabel          = ls("Name", "Name", "Nom", "Nome")
-	textNamePlaceholder    = ls("Name des Profils", "Name of the profile", "Nom du profil", "Nome del profilo")
-	textDescLabel          = ls("Beschreibung", "Description", "Description", "Descrizione")
-	textDescPlaceholder    = ls("Was dieses Profil tut", "What this profile does", "Ce que fait ce profil", "Cosa fa questo profilo")
-	textIconLabel          = ls("Symbol", "Icon", "Icône", "Icona")
-	textIconHelp           = ls("Ein Iconify-Name, z. B. mage:robot.", "An Iconify name, e.g. mage:robot.", "Un nom Iconify, p. ex. mage:robot.", "Un nome Iconify, ad es. mage:robot.")
-	textIconPlaceholder    = ls("Symbol wählen", "Choose an icon", "Choisir une icône", "Scegli un'icona")
-	textCronLabel          = ls("Zeitplan", "Schedule", "Planification", "Pianificazione")
-	textCronHelp           = ls("Wann dieses Profil automatisch läuft.", "When this profile runs automatically.", "Quand ce profil s'exécute automatiquement.", "Quando questo profilo viene eseguito automaticamente.")
-	textCronTimezone       = ls("Zeitzone", "Timezone", "Fuseau horaire", "Fuso orario")
+	textAgentIDLabel         = ls("Agenten-ID", "Agent ID", "ID de l'agent", "ID dell'agente")
+	textAgentIDHelp          = ls("Eindeutige Kennung dieses Profils: Kleinbuchstaben, Ziffern, - und _.", "Unique identifier of this profile: lowercase letters, digits, - and _.", "Identifiant unique de ce profil : lettres minuscules, chiffres, - et _.", "Identificatore univoco di questo profilo: lettere minuscole, cifre, - e _.")
+	textAgentIDPlaceholder   = ls("mein-agent", "my-agent", "mon-agent", "mio-agente")
+	textProcessIDLabel       = ls("Prozess-ID", "Process ID", "ID du processus", "ID del processo")
+	textProcessIDHelp        = ls("Eindeutige Kennung dieser Prozessinstanz: Kleinbuchstaben, Ziffern, - und _.", "Unique identifier of this process instance: lowercase letters, digits, - and _.", "Identifiant unique de cette instance de processus : lettres minuscules, chiffres, - et _.", "Identificatore univoco di questa istanza di processo: lettere minuscole, cifre, - e _.")
+	textProcessIDPlaceholder = ls("mein-prozess", "my-process", "mon-processus", "mio-processo")
+	textNameLabel            = ls("Name", "Name", "Nom", "Nome")
+	textNamePlaceholder      = ls("Name des Profils", "Name of the profile", "Nom du profil", "Nome del profilo")
+	textDescLabel            = ls("Beschreibung", "Description", "Description", "Descrizione")
+	textDescPlaceholder      = ls("Was dieses Profil tut", "What this profile does", "Ce que fait ce profil", "Cosa fa questo profilo")
+	textIconLabel            = ls("Symbol", "Icon", "Icône", "Icona")
+	textIconHelp             = ls("Ein Iconify-Name, z. B. mage:robot.", "An Iconify name, e.g. mage:robot.", "Un nom Iconify, p. ex. mage:robot.", "Un nome Iconify, ad es. mage:robot.")
+	textIconPlaceholder      = ls("Symbol wählen", "Choose an icon", "Choisir une icône", "Scegli un'icona")
+	textCronLabel            = ls("Zeitplan", "Schedule", "Planification", "Pianificazione")
+	textCronHelp             = ls("Wann dieses Profil automatisch läuft.", "When this profile runs automatically.", "Quand ce profil s'exécute automatiquement.", "Quando questo profilo viene eseguito automaticamente.")
+	textCronTimezone         = ls("Zeitzone", "Timezone", "Fuseau horaire", "Fuso orario")
 )
 
 // baseForm returns the elements of the base configuration fields every
 // profile has, in the reference's order; the schedule goes last, after the
 // agent's own settings, so it is returned apart.
-func baseForm(schedulable bool) (head []any, cron object) {
-	agentID := element("primeInputText", "agent_id", "agent_id", textAgentIDLabel, textAgentIDHelp, nil, true)
-	agentID = append(agentID, object{{"disabled", false}, {"readonly", false}, {"placeholder", textAgentIDPlaceholder},
+func (p profile) baseForm(schedulable bool) (head []any, cron object) {
+	agentID := element("primeInputText", p.id, p.id, p.idLabel, p.idHelp, nil, true)
+	agentID = append(agentID, object{{"disabled", false}, {"readonly", false}, {"placeholder", p.idPlaceholder},
 		{"prefix", nil}, {"suffix", nil}, {"icon_prefix", nil}, {"icon_suffix", nil}}...)
 	agentID.set("validation", "required")
 
@@ -482,7 +485,7 @@ func baseForm(schedulable bool) (head []any, cron object) {
 	desc := element("localeInput", "description", "description", textDescLabel, nil, nil, true)
 	localeInput(&desc, "textarea", textDescPlaceholder, true)
 
-	icon := element("iconSelector", "icon", "icon", textIconLabel, textIconHelp, DefaultIcon, true)
+	icon := element("iconSelector", "icon", "icon", textIconLabel, textIconHelp, p.icon, true)
 	icon = append(icon, object{{"options", defaultIcons}, {"placeholder", textIconPlaceholder}}...)
 	icon.set("validation", "required")
 
@@ -495,16 +498,25 @@ func baseForm(schedulable bool) (head []any, cron object) {
 	return head, cron
 }
 
-// baseFieldNames are the JSON names of the base configuration fields.
-var baseFieldNames = map[string]bool{"agent_id": true, "name": true, "description": true, "icon": true, "cron": true}
-
 // Form returns the FormKit form of a configuration: the base fields every
 // profile has (agent_id, name, description, icon), the fields of config (a
 // value of the configuration type holding its defaults, or nil) and, for a
 // schedulable class, the schedule (cron), as the reference generates it for
 // the platform's admin UI. See the package documentation for the form tag.
 func Form(config any, schedulable bool) ([]json.RawMessage, error) {
-	head, cron := baseForm(schedulable)
+	return agentProfile.form(config, schedulable)
+}
+
+// ProcessForm returns the FormKit form of a process configuration: the base
+// fields every process profile has (process_id, name, description, icon)
+// and the fields of config (a value of the configuration type holding its
+// defaults, or nil), as the reference generates it for the admin UI.
+func ProcessForm(config any) ([]json.RawMessage, error) {
+	return processProfile.form(config, false)
+}
+
+func (p profile) form(config any, schedulable bool) ([]json.RawMessage, error) {
+	head, cron := p.baseForm(schedulable)
 	elems := head
 	if config != nil {
 		v := reflect.ValueOf(config)
@@ -518,7 +530,7 @@ func Form(config any, schedulable bool) ([]json.RawMessage, error) {
 		if data, err := json.Marshal(v.Interface()); err == nil {
 			_ = json.Unmarshal(data, &defaults)
 		}
-		own, err := configForm(v, v.Type(), defaults, "", baseFieldNames)
+		own, err := configForm(v, v.Type(), defaults, "", p.fieldNames())
 		if err != nil {
 			return nil, fmt.Errorf("discovery: form of %v: %w", v.Type(), err)
 		}

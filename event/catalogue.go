@@ -400,6 +400,36 @@ type EventSpecs struct {
 	EventParents []string                   `json:"event_parents"`
 }
 
+// HumanInSpecs describes work a human can submit to a process: its display
+// texts, the route and HTTP method it is posted with, whether it starts a
+// walkthrough, its event specs and the FormKit form the human fills in.
+type HumanInSpecs struct {
+	Name           LocaleString      `json:"name"`
+	Description    LocaleString      `json:"description"`
+	Route          string            `json:"route"`
+	Method         string            `json:"method"`
+	IsProcessStart bool              `json:"is_process_start"`
+	EventSpecs     EventSpecs        `json:"event_specs"`
+	Form           []json.RawMessage `json:"form"`
+}
+
+// ProgramInSpecs describes work a program can submit to a process.
+type ProgramInSpecs struct {
+	Route          string     `json:"route"`
+	Method         string     `json:"method"`
+	IsProcessStart bool       `json:"is_process_start"`
+	EventSpecs     EventSpecs `json:"event_specs"`
+}
+
+// AgentInSpecs describes work an agent's stop event brings to a process:
+// the agent by class and id, and the work event the stop event becomes.
+type AgentInSpecs struct {
+	AgentClass     string     `json:"agent_class"`
+	AgentID        string     `json:"agent_id"`
+	IsProcessStart bool       `json:"is_process_start"`
+	EventSpecs     EventSpecs `json:"event_specs"`
+}
+
 // ConfigSpecs describes an agent's configuration class.
 type ConfigSpecs struct {
 	ConfigClass  string                     `json:"config_class" event:"default=\"\""`
@@ -435,9 +465,9 @@ type ProcessClassDiscoveryResponseEvent struct {
 	Icon               string            `json:"icon" event:"default=mage:broadcast"`
 	Form               []json.RawMessage `json:"form" event:"required"`
 	ProcessConfigSpecs *ConfigSpecs      `json:"process_config_specs" event:"required"`
-	HumanInputs        []json.RawMessage `json:"human_inputs" event:"required"`
-	ProgramInputs      []json.RawMessage `json:"program_inputs" event:"required"`
-	AgentInputs        []json.RawMessage `json:"agent_inputs" event:"required"`
+	HumanInputs        []HumanInSpecs    `json:"human_inputs" event:"required"`
+	ProgramInputs      []ProgramInSpecs  `json:"program_inputs" event:"required"`
+	AgentInputs        []AgentInSpecs    `json:"agent_inputs" event:"required"`
 	Templates          []json.RawMessage `json:"templates" event:"default=[]"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -16,70 +17,93 @@ import (
 	"github.com/saap-go/agent/topic"
 )
 
-// Describe returns the discovery answer of p: its class, texts, an empty
-// configuration form, and the work it takes from humans, programs and
-// agents (human_inputs, program_inputs, agent_inputs) and, as an extra
-// member, the start events, all as event specs, from which a gateway
-// derives the submission routes (NewSubmitterFromDiscovery).
+// Describe returns the discovery answer of p, in the reference's shapes:
+// its class and texts; the configuration form and schema generated from
+// p.Config; the work it takes from humans and programs (human_inputs and
+// program_inputs, each with the route and method of the Submitter's
+// handler that takes it and whether it starts a walkthrough) and from
+// agents (agent_inputs, with the agent class and id of the route whose
+// answer it is); and, as an extra member, the start events as event specs,
+// from which a gateway derives the submission routes
+// (NewSubmitterFromDiscovery).
 func Describe(p *Process) (*event.ProcessClassDiscoveryResponseEvent, error) {
 	c, err := p.compile()
 	if err != nil {
 		return nil, err
 	}
-	var human, program, agent []string
-	for _, s := range c.wf.Steps() {
-		for _, n := range s.Triggers() {
-			switch {
-			case isA(n, "HumanWorkEvent"):
-				human = append(human, n)
-			case isA(n, "ProgramWorkEvent"):
-				program = append(program, n)
-			case isA(n, "AgentWorkEvent"):
-				agent = append(agent, n)
-			}
-		}
-	}
 	var errs []error
-	specs := func(names []string) []json.RawMessage {
-		slices.Sort(names)
-		out := []json.RawMessage{}
-		for _, n := range slices.Compact(names) {
-			sp, err := discovery.EventSpec(n)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			raw, err := json.Marshal(sp)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out = append(out, raw)
+	spec := func(name string) event.EventSpecs {
+		sp, err := discovery.EventSpec(name)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		return out
+		return sp
+	}
+	starts := slices.Clone(c.wf.StartEvents())
+	slices.Sort(starts)
+	var names []string
+	for _, s := range c.wf.Steps() {
+		names = append(names, s.Triggers()...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	human, program, agent := []event.HumanInSpecs{}, []event.ProgramInSpecs{}, []event.AgentInSpecs{}
+	for _, n := range names {
+		start := isA(n, "ProcessStartEvent") || slices.Contains(starts, n)
+		route := "/processes/" + c.class + "/{process_id}/walkthroughs/{walkthrough_id}/work"
+		if start {
+			route = "/processes/" + c.class + "/{process_id}/walkthroughs"
+		}
+		switch {
+		case isA(n, "HumanWorkEvent"):
+			label := event.L(n, n, n, n)
+			human = append(human, event.HumanInSpecs{Name: label, Description: label, Route: route, Method: http.MethodPost,
+				IsProcessStart: start, EventSpecs: spec(n), Form: []json.RawMessage{}})
+		case isA(n, "ProgramWorkEvent"):
+			program = append(program, event.ProgramInSpecs{Route: route, Method: http.MethodPost, IsProcessStart: start, EventSpecs: spec(n)})
+		case isA(n, "AgentWorkEvent"):
+			in := event.AgentInSpecs{IsProcessStart: start, EventSpecs: spec(n)}
+			for _, r := range c.routes {
+				if r.Kind == AgentWork && r.Answer == n {
+					in.AgentClass, in.AgentID = r.AgentClass, r.AgentID
+				}
+			}
+			agent = append(agent, in)
+		}
 	}
 	desc := p.Description
 	if desc == "" {
 		desc = p.Class
 	}
+	form, err := discovery.ProcessForm(c.config)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	specs, err := discovery.ProcessConfigSpecs(c.config, c.class, "")
+	if err != nil {
+		errs = append(errs, err)
+	}
 	r := &event.ProcessClassDiscoveryResponseEvent{
 		ProcessClass:       c.class,
 		Name:               event.L(c.class, c.class, c.class, c.class).Ptr(),
 		Description:        event.L(desc, desc, desc, desc).Ptr(),
-		Icon:               "mage:broadcast",
-		Form:               []json.RawMessage{},
-		ProcessConfigSpecs: &event.ConfigSpecs{ConfigClass: c.class + "Config", ConfigSchema: map[string]json.RawMessage{}},
-		HumanInputs:        specs(human),
-		ProgramInputs:      specs(program),
-		AgentInputs:        specs(agent),
+		Icon:               discovery.DefaultProcessIcon,
+		Form:               form,
+		ProcessConfigSpecs: specs,
+		HumanInputs:        human,
+		ProgramInputs:      program,
+		AgentInputs:        agent,
 		Templates:          []json.RawMessage{},
 	}
 	// The start events are an addition of this SDK: a gateway needs them
 	// to open walkthroughs (see NewSubmitterFromDiscovery).
-	starts, err := json.Marshal(specs(slices.Clone(c.wf.StartEvents())))
-	if err != nil {
+	startSpecs := []event.EventSpecs{}
+	for _, n := range starts {
+		startSpecs = append(startSpecs, spec(n))
+	}
+	if raw, err := json.Marshal(startSpecs); err != nil {
 		errs = append(errs, err)
-	} else if err := event.SetExtra(r, "start_events", starts); err != nil {
+	} else if err := event.SetExtra(r, "start_events", raw); err != nil {
 		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)

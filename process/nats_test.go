@@ -345,19 +345,25 @@ func TestDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.(*event.ProcessClassDiscoveryResponseEvent)
-	names := func(raws []json.RawMessage) string {
+	names := func(specs ...event.EventSpecs) string {
 		var out []string
-		for _, raw := range raws {
-			var s event.EventSpecs
-			if err := json.Unmarshal(raw, &s); err != nil {
-				t.Fatal(err)
-			}
+		for _, s := range specs {
 			out = append(out, s.EventName)
 		}
 		return strings.Join(out, ",")
 	}
-	if r.ProcessClass != "Onboarding" || names(r.HumanInputs) != "Approval" || names(r.ProgramInputs) != "AccountCreated" ||
-		names(r.AgentInputs) != "DocumentChecked" || r.Icon != "mage:broadcast" {
+	var human, program, agent []event.EventSpecs
+	for _, in := range r.HumanInputs {
+		human = append(human, in.EventSpecs)
+	}
+	for _, in := range r.ProgramInputs {
+		program = append(program, in.EventSpecs)
+	}
+	for _, in := range r.AgentInputs {
+		agent = append(agent, in.EventSpecs)
+	}
+	if r.ProcessClass != "Onboarding" || names(human...) != "Approval" || names(program...) != "AccountCreated" ||
+		names(agent...) != "DocumentChecked" || r.Icon != "mage:broadcast" {
 		t.Fatalf("discovery answer %s", m.Data)
 	}
 }

@@ -21,6 +21,13 @@ type Process struct {
 	Routes []Route
 	// Description is shown in discovery and in the graph.
 	Description string
+	// Config is a value of the process's configuration type holding its
+	// defaults (see Config for reading it in a step). Discovery generates
+	// the configuration form and schema of a process profile from it, as
+	// for agents; a walkthrough's configuration is merged over it. nil: a
+	// profile has only the base fields (process_id, name, description,
+	// icon).
+	Config any
 }
 
 // Kind is who does the work of a request.
@@ -116,6 +123,7 @@ type compiled struct {
 	class  string
 	wf     *step.Workflow
 	routes map[string]Route // by request name
+	config any              // the defaults, or nil
 }
 
 // Workflow validates p and returns its workflow, for discovery and for
@@ -164,7 +172,7 @@ func (p *Process) compile() (*compiled, error) {
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
-	return &compiled{class: p.Class, wf: wf, routes: routes}, nil
+	return &compiled{class: p.Class, wf: wf, routes: routes, config: p.Config}, nil
 }
 
 func (r Route) check() error {

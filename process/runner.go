@@ -15,6 +15,7 @@ import (
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -393,6 +394,16 @@ func (r *Runner) resolveConfig(ctx context.Context, run store.RunKey, t topic.Pr
 	}
 	if len(cfg) == 0 || string(cfg) == "null" {
 		cfg = json.RawMessage("{}")
+	}
+	if r.c.config != nil {
+		// The profile's values over the class's defaults, as for agents.
+		merged, err := config.MergeValue(r.c.config, cfg)
+		if err != nil {
+			return fmt.Errorf("process: configuration of %s/%s: %w", r.c.class, t.ID, err)
+		}
+		if cfg, err = json.Marshal(merged); err != nil {
+			return fmt.Errorf("process: configuration of %s/%s: %w", r.c.class, t.ID, err)
+		}
 	}
 	return r.o.store.Set(ctx, scope, keyConfig, cfg)
 }

@@ -97,14 +97,11 @@ func NewSubmitterFromDiscovery(b bus.Bus, s store.Store, answers ...*event.Proce
 			return nil, err
 		}
 		ci := &classInfo{class: a.ProcessClass}
-		for _, raws := range [][]json.RawMessage{a.HumanInputs, a.ProgramInputs} {
-			for _, raw := range raws {
-				var sp event.EventSpecs
-				if err := json.Unmarshal(raw, &sp); err != nil {
-					return nil, fmt.Errorf("process: discovery of %s: %w", a.ProcessClass, err)
-				}
-				ci.inputs = append(ci.inputs, sp.EventName)
-			}
+		for _, in := range a.HumanInputs {
+			ci.inputs = append(ci.inputs, in.EventSpecs.EventName)
+		}
+		for _, in := range a.ProgramInputs {
+			ci.inputs = append(ci.inputs, in.EventSpecs.EventName)
 		}
 		if raw, ok := event.Extra(a, "start_events"); ok {
 			var specs []event.EventSpecs
