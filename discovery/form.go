@@ -549,3 +549,42 @@ func (p profile) form(config any, schedulable bool) ([]json.RawMessage, error) {
 	}
 	return out, nil
 }
+
+// FormElements returns the FormKit elements of the own fields of form (a
+// HumanWorkEvent subclass value), by JSON member name, each holding the
+// field's current value as its default. A work request carries its forms
+// so: the reference's forms hold elements where the Go fields hold data.
+func FormElements(form event.Event) (map[string]json.RawMessage, error) {
+	v := reflect.ValueOf(form)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil, fmt.Errorf("discovery: form elements of %T: not a non-nil pointer", form)
+	}
+	v = v.Elem()
+	skip := map[string]bool{}
+	for _, f := range structFields(reflect.TypeFor[event.HumanWorkEvent]()) {
+		skip[f.name] = true
+	}
+	var defaults map[string]json.RawMessage
+	if data, err := json.Marshal(v.Interface()); err == nil {
+		_ = json.Unmarshal(data, &defaults)
+	}
+	elems, err := configForm(v, v.Type(), defaults, "", skip)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: form %v: %w", v.Type(), err)
+	}
+	out := make(map[string]json.RawMessage, len(elems))
+	for _, e := range elems {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("discovery: form %v: %w", v.Type(), err)
+		}
+		var named struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(data, &named); err != nil || named.Name == "" {
+			return nil, fmt.Errorf("discovery: form %v: an element without a name", v.Type())
+		}
+		out[named.Name] = data
+	}
+	return out, nil
+}

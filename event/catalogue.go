@@ -578,11 +578,16 @@ type HumanWorkRequestEvent struct {
 	UserEmails []string `json:"user_emails" event:"default=[]"`
 	UserRoles  []string `json:"user_roles" event:"default=[]"`
 	Notify     bool     `json:"notify" event:"default=true"`
-	Forms      []Event  `json:"forms" event:"required"`
+	Forms      Forms    `json:"forms" event:"required"`
 }
 
-// ProgramWorkRequestEvent asks a program for work (fields unconfirmed).
-type ProgramWorkRequestEvent struct{ WorkRequestEvent }
+// ProgramWorkRequestEvent asks a program for work, posted to Endpoint
+// with Method.
+type ProgramWorkRequestEvent struct {
+	WorkRequestEvent
+	Endpoint *string `json:"endpoint"`
+	Method   *string `json:"method"`
+}
 
 // Timeouts of waits. They are not part of the reference:
 // when a HITL, AITL or BITL wait carries a timeout and it expires, the

@@ -27,6 +27,7 @@ type meta struct {
 	parents  []string // received parent list of a fallback decode
 	fallback bool
 	extras   []extra  // unknown members, raw, in wire order
+	raws     []extra  // declared members written as raw JSON (SetRaw)
 	missing  []string // required fields absent on the wire
 	headers  map[string]string
 }
@@ -201,6 +202,31 @@ func SetExtra(e Event, key string, raw []byte) error {
 	return nil
 }
 
+// SetRaw makes Marshal write raw as the value of e's declared member key,
+// in place of the Go field's value; decoding is not affected. A form of a
+// HumanWorkRequestEvent uses it: the reference carries FormKit elements in
+// a form's own members where the Go fields hold data.
+func SetRaw(e Event, key string, raw []byte) error {
+	t, ok := typeOfValue(e)
+	if !ok {
+		return fmt.Errorf("event: SetRaw on %T: %w", e, ErrUnregistered)
+	}
+	if _, declared := t.plan.byName[key]; !declared {
+		return fmt.Errorf("event: SetRaw: %s declares no member %q (use SetExtra)", t.Name, key)
+	}
+	if !json.Valid(raw) {
+		return fmt.Errorf("event: SetRaw %q: the value is not valid JSON", key)
+	}
+	m := e.EventBase().ensureMeta()
+	raw = slices.Clone(raw)
+	if j := slices.IndexFunc(m.raws, func(x extra) bool { return x.key == key }); j >= 0 {
+		m.raws[j].raw = raw
+	} else {
+		m.raws = append(m.raws, extra{key: key, raw: raw})
+	}
+	return nil
+}
+
 // ExtraKeys lists the unknown members kept with e, in wire order.
 func ExtraKeys(e Event) []string {
 	m := e.EventBase().meta
@@ -254,6 +280,7 @@ func (m *meta) clone() *meta {
 	c := *m
 	c.parents = slices.Clone(m.parents)
 	c.extras = slices.Clone(m.extras)
+	c.raws = slices.Clone(m.raws)
 	c.missing = slices.Clone(m.missing)
 	c.headers = maps.Clone(m.headers)
 	return &c

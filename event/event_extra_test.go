@@ -39,3 +39,33 @@ func TestSetExtra(t *testing.T) {
 		t.Fatal("empty key accepted")
 	}
 }
+
+// TestSetRawWritesADeclaredMemberAsGiven: a declared member set raw is
+// written as given, in its place; unknown keys and bad JSON are refused.
+func TestSetRawWritesADeclaredMemberAsGiven(t *testing.T) {
+	e := &event.ChunkEvent{Content: "data"}
+	if err := event.SetRaw(e, "content", []byte(`{"formkit": "primeInputText"}`)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := event.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"content": {"formkit": "primeInputText"}`) || strings.Contains(string(data), `"data"`) {
+		t.Fatalf("encoded %s", data)
+	}
+	if strings.Count(string(data), `"content"`) != 1 {
+		t.Fatalf("content written twice: %s", data)
+	}
+	if err := event.SetRaw(e, "no_such_member", []byte(`1`)); err == nil {
+		t.Error("SetRaw of an undeclared member accepted")
+	}
+	if err := event.SetRaw(e, "content", []byte(`{`)); err == nil {
+		t.Error("SetRaw of bad JSON accepted")
+	}
+	if c := event.Clone(e); c != nil {
+		if d, _ := event.Marshal(c); string(d) != string(data) {
+			t.Errorf("clone encodes %s, want %s", d, data)
+		}
+	}
+}

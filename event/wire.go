@@ -95,6 +95,17 @@ func (enc *encoder) event(e Event) error {
 	comma := false
 	for i := range p.fields {
 		f := &p.fields[i]
+		if m != nil && len(m.raws) > 0 {
+			if j := slices.IndexFunc(m.raws, func(x extra) bool { return x.key == f.name }); j >= 0 {
+				if comma {
+					enc.buf = append(enc.buf, ", "...)
+				}
+				comma = true
+				enc.buf = append(enc.buf, f.key...)
+				enc.buf = append(enc.buf, m.raws[j].raw...)
+				continue
+			}
+		}
 		fv := v.FieldByIndex(f.index)
 		if f.omit && fv.IsZero() {
 			continue

@@ -149,7 +149,7 @@ var zeroRules = map[string]string{
 	"AgentWorkRequestEvent": "WorkRequestEvent; agent_class: str?; agent_id: str?; start_event: object!",
 	"HumanWorkRequestEvent": `WorkRequestEvent; endpoint: str?; method: str?; user_ids: list = []; user_emails: list = [];
 		user_roles: list = []; notify: bool; forms: list`,
-	"ProgramWorkRequestEvent": "WorkRequestEvent",
+	"ProgramWorkRequestEvent": "WorkRequestEvent; endpoint: str?; method: str?",
 
 	// This SDK's wait timeouts.
 	"WaitTimeoutEvent":           "base; request_event_id: str; timeout_seconds: float",

@@ -205,6 +205,7 @@ func TestInterop(t *testing.T) {
 	// The human approves over HTTP; only a manager may.
 	hreq := next(t, out, ".work_request.ApproveRequest.")
 	golden(t, "out-human-work-request.json", hreq.Data)
+	checkRules(t, "ApproveRequest", hreq.Data)
 	hid, _ := topic.ParseProcess(hreq.Subject)
 	// The submission routes are derived from discovery, as a gateway that
 	// knows no process code derives them.
@@ -237,6 +238,7 @@ func TestInterop(t *testing.T) {
 	// The program creates the account.
 	preq := next(t, out, ".work_request.CreateAccount.")
 	golden(t, "out-program-work-request.json", preq.Data)
+	checkRules(t, "ProgramWorkRequestEvent", preq.Data)
 	pid, _ := topic.ParseProcess(preq.Subject)
 	pw, err := event.Unmarshal(bytes.ReplaceAll(readFile(t, "in-program-created.json"), []byte("REQUEST_ID"), []byte(pid.EventID)))
 	if err != nil {

@@ -34,6 +34,9 @@ var wireRules = map[string]string{
 	// FormKit elements (the reference's validator refuses data values).
 	"HumanWorkForm":           "_event_name: str; submitted_by: dict?; in_response_to: str?",
 	"ProgramWorkRequestEvent": "WorkRequestEvent; endpoint: str?; method: str?",
+	// The test process's request and form.
+	"ApproveRequest": "HumanWorkRequestEvent; endpoint: str; method: str; forms: list[ApprovalForm]",
+	"ApprovalForm":   "HumanWorkForm; approved: FormKitElement",
 }
 
 // checkRules reports every member of v that breaks rule (a wireRules

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -224,21 +226,23 @@ func (w *walk) prepare(e event.Event, s *step.Step, key string, i int) error {
 		if !ok {
 			return fmt.Errorf("no route for %s", event.Name(e))
 		}
-		return fillRoute(e, route, w.t.ID)
+		return fillRoute(e, route, w.t)
 	}
 	return nil
 }
 
-// fillRoute fills the routing data of route into the work request e,
-// keeping what the step set.
-func fillRoute(e event.Event, route Route, pid string) error {
+// fillRoute fills the routing data of route into the work request e of
+// walkthrough t, keeping what the step set.
+func fillRoute(e event.Event, route Route, t topic.Process) error {
 	wr := embedded[event.WorkRequestEvent](e)
 	if wr == nil {
 		return fmt.Errorf("%s embeds no WorkRequestEvent", event.Name(e))
 	}
 	if wr.ProcessID == nil {
-		wr.ProcessID = event.Str(pid)
+		wr.ProcessID = event.Str(t.ID)
 	}
+	// Where the answer is posted: the Submitter's route of the walkthrough.
+	endpoint := "/processes/" + t.Class + "/" + t.ID + "/walkthroughs/" + t.Walkthrough + "/work"
 	switch route.Kind {
 	case AgentWork:
 		a := embedded[event.AgentWorkRequestEvent](e)
@@ -255,6 +259,13 @@ func fillRoute(e event.Event, route Route, pid string) error {
 			return fmt.Errorf("%s carries no start event for agent %s", event.Name(e), route.AgentClass)
 		}
 	case ProgramWork:
+		p := embedded[event.ProgramWorkRequestEvent](e)
+		if p == nil {
+			return fmt.Errorf("%s embeds no ProgramWorkRequestEvent", event.Name(e))
+		}
+		if p.Endpoint == nil {
+			p.Endpoint, p.Method = event.Str(endpoint), event.Str(http.MethodPost)
+		}
 		// Who may answer travels with the request, as on a human request,
 		// so a gateway that knows no process code can check it.
 		for i, key := range []string{"user_ids", "user_emails", "user_roles"} {
@@ -290,8 +301,27 @@ func fillRoute(e event.Event, route Route, pid string) error {
 			h.UserRoles = []string{}
 		}
 		h.Notify = !route.Quiet
+		if h.Endpoint == nil {
+			h.Endpoint, h.Method = event.Str(endpoint), event.Str(http.MethodPost)
+		}
 		if h.Forms == nil {
 			h.Forms = []event.Event{}
+		}
+		// The reference carries forms in form mode: FormKit elements in
+		// the form's own members, the Go values as their defaults.
+		for _, f := range h.Forms {
+			if f == nil {
+				continue
+			}
+			elems, err := discovery.FormElements(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", event.Name(e), err)
+			}
+			for name, raw := range elems {
+				if err := event.SetRaw(f, name, raw); err != nil {
+					return fmt.Errorf("%s: %w", event.Name(e), err)
+				}
+			}
 		}
 	}
 	return nil
