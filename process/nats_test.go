@@ -369,3 +369,30 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("discovery answer %s", m.Data)
 	}
 }
+
+// TestWorkWithNoProcessIDFromAReferenceDelegator: the reference's
+// delegators publish work with "*" as the process id when they set none;
+// the runner takes it into the walkthrough its subject names, under that
+// walkthrough's process id.
+func TestWorkWithNoProcessIDFromAReferenceDelegator(t *testing.T) {
+	env := newNATS(t, "")
+	startRunner(t, onboardingProcess(), process.WithBus(env.b), process.WithStore(kv(t, env.b)), process.WithConfigTimeout(time.Second))
+	out := feed(t, env.b, "process.Onboarding.>")
+	agents := feed(t, env.b, "agent.DocChecker.>")
+	walk := "6650f0c2a1b2c3d4e5f607c0"
+	pub(t, env.b, "process.Onboarding.acme."+walk+".work.Application.6650f0c2a1b2c3d4e5f60701", readFile(t, "in-application-start.json"))
+	st0 := next(t, agents, ".control_event.CheckStart.")
+	at, _ := topic.ParseAgent(st0.Subject)
+	at.Name, at.EventID = "CheckStop", "6650f0c2a1b2c3d4e5f60702"
+	subj, _ := at.Subject()
+	pub(t, env.b, subj, readFile(t, "in-agent-stop.json"))
+	hreq := next(t, out, ".work_request.ApproveRequest.")
+	hid, _ := topic.ParseProcess(hreq.Subject)
+
+	approval := bytes.ReplaceAll(readFile(t, "in-human-approval.json"), []byte("REQUEST_ID"), []byte(hid.EventID))
+	pub(t, env.b, "process.Onboarding.*."+walk+".work.Approval.6650f0c2a1b2c3d4e5f60703", approval)
+	preq := next(t, out, ".work_request.CreateAccount.")
+	if pt, _ := topic.ParseProcess(preq.Subject); pt.ID != "acme" || pt.Walkthrough != walk {
+		t.Fatalf("the walkthrough went on under %s", preq.Subject)
+	}
+}

@@ -255,8 +255,20 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 	if t.Class != r.c.class || t.Type != topic.Work {
 		return refuse("subject %s is not a work event of process class %s", m.Subject, r.c.class)
 	}
-	if t.ID == topic.AnyProcessID || t.Walkthrough == topic.Wildcard {
-		return refuse("subject %s names no process id or walkthrough", m.Subject)
+	if t.Walkthrough == topic.Wildcard {
+		return refuse("subject %s names no walkthrough", m.Subject)
+	}
+	if t.ID == topic.AnyProcessID {
+		// The reference's delegators publish work with no process id as
+		// "*": it belongs to the walkthrough under its own process id.
+		pid, ok, err := r.o.store.Marker(ctx, runKey(r.c.class, t.Walkthrough), markerProcess)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return refuse("subject %s names no process id, and walkthrough %s is not known here", m.Subject, t.Walkthrough)
+		}
+		t.ID = pid
 	}
 	ev, err := event.Unmarshal(m.Data)
 	if err != nil {
@@ -444,7 +456,9 @@ func (r *Runner) history(ctx context.Context, t topic.Process, seq uint64, ev ev
 	} else if ok {
 		fmt.Sscan(v, &from)
 	}
-	filter, err := topic.ProcessPattern{Class: t.Class, ID: t.ID, Walkthrough: t.Walkthrough, Type: topic.Work}.Subject()
+	// Work published with no process id ("*") is part of the walkthrough
+	// too; work under another process id is not.
+	filter, err := topic.ProcessPattern{Class: t.Class, Walkthrough: t.Walkthrough, Type: topic.Work}.Subject()
 	if err != nil {
 		return nil, err
 	}
@@ -463,14 +477,16 @@ func (r *Runner) history(ctx context.Context, t topic.Process, seq uint64, ev ev
 			break
 		}
 		s = m.Seq + 1
+		pt, err := topic.ParseProcess(m.Subject)
+		if err != nil || pt.ID != t.ID && pt.ID != topic.AnyProcessID {
+			continue
+		}
 		e, err := event.Unmarshal(m.Data)
 		if err != nil || event.IsFallback(e) {
 			continue // refused when it was delivered
 		}
 		if e.EventBase().EventID == "" {
-			if pt, err := topic.ParseProcess(m.Subject); err == nil {
-				e.EventBase().EventID = pt.EventID
-			}
+			e.EventBase().EventID = pt.EventID
 		}
 		if id := e.EventBase().EventID; !seen[id] {
 			seen[id] = true
