@@ -486,6 +486,17 @@ func TestScenario40_AITLTimeout(t *testing.T) {
 				if req == nil || x.RequestEventID != req.EventID {
 					t.Errorf("timeout carries request_event_id %q, want the request's", x.RequestEventID)
 				}
+				// A Python caller knows no timeout class: it reads the event
+				// as the deepest class it knows, the AITL exception the
+				// reference ends a silent delegation with.
+				typ, _ := event.TypeOf(x)
+				if len(typ.Parents) < 2 || typ.Parents[1] != "AgentInTheLoopExceptionEvent" {
+					t.Errorf("timeout parents %v: a Python caller would not see an AITL exception", typ.Parents)
+				}
+				exc, ok := x.ExceptionEvent.(*event.ExceptionEvent)
+				if !ok || !strings.Contains(exc.Message, "did not answer") || !strings.Contains(exc.Message, x.RequestEventID) {
+					t.Errorf("timeout's exception_event %#v", x.ExceptionEvent)
+				}
 			}
 		}
 		// The delegate answers late: nothing more reaches the caller's run.

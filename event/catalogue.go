@@ -606,8 +606,14 @@ type WaitTimeoutEvent struct {
 type HumanInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
 
 // AgentInTheLoopTimeoutEvent reports that a delegate did not answer the
-// AITL request RequestEventID in time.
-type AgentInTheLoopTimeoutEvent struct{ WaitTimeoutEvent }
+// AITL request RequestEventID in time. It is an
+// AgentInTheLoopExceptionEvent (its ExceptionEvent says so), as the
+// reference ends such a delegation, so a Python caller sees the failure;
+// and a WaitTimeoutEvent, like the other timeouts.
+type AgentInTheLoopTimeoutEvent struct {
+	AgentInTheLoopExceptionEvent
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+}
 
 // BotInTheLoopTimeoutEvent reports that nobody answered the BITL request
 // RequestEventID in time.
@@ -706,7 +712,7 @@ func registerCatalogue() {
 
 	MustRegister[WaitTimeoutEvent]()
 	MustRegister[HumanInTheLoopTimeoutEvent]()
-	MustRegister[AgentInTheLoopTimeoutEvent]()
+	MustRegister[AgentInTheLoopTimeoutEvent](WithParents("WaitTimeoutEvent"))
 	MustRegister[BotInTheLoopTimeoutEvent]()
 }
 

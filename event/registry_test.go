@@ -146,7 +146,7 @@ var referenceParents = map[string][]string{
 	// This SDK's wait timeouts.
 	"WaitTimeoutEvent":           {"WaitTimeoutEvent", "ControlEvent"},
 	"HumanInTheLoopTimeoutEvent": {"HumanInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
-	"AgentInTheLoopTimeoutEvent": {"AgentInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
+	"AgentInTheLoopTimeoutEvent": {"AgentInTheLoopTimeoutEvent", "AgentInTheLoopExceptionEvent", "ControlAndDisplayEvent", "WaitTimeoutEvent", "ControlEvent", "DisplayEvent"},
 	"BotInTheLoopTimeoutEvent":   {"BotInTheLoopTimeoutEvent", "WaitTimeoutEvent", "ControlEvent"},
 
 	// This SDK's compensation events.

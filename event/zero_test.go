@@ -154,7 +154,7 @@ var zeroRules = map[string]string{
 	// This SDK's wait timeouts.
 	"WaitTimeoutEvent":           "base; request_event_id: str; timeout_seconds: float",
 	"HumanInTheLoopTimeoutEvent": "WaitTimeoutEvent",
-	"AgentInTheLoopTimeoutEvent": "WaitTimeoutEvent",
+	"AgentInTheLoopTimeoutEvent": "AgentInTheLoopExceptionEvent; timeout_seconds: float",
 	"BotInTheLoopTimeoutEvent":   "WaitTimeoutEvent",
 
 	// This SDK's compensation events.

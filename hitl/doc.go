@@ -52,7 +52,10 @@
 // brings its first stop event back as an AgentInTheLoopResponseEvent, or
 // its exception as an AgentInTheLoopExceptionEvent, both with
 // request_event_id; with DelegateTimeout, an AgentInTheLoopTimeoutEvent
-// comes instead when the delegate is too slow. Both legs go through durable
+// comes instead when the delegate is too slow: an AgentInTheLoopExceptionEvent
+// subclass ("did not answer"), so a Python caller sees the failure the
+// reference publishes (a Go step still takes the two by their own types).
+// Both legs go through durable
 // JetStream consumers, so a restart of the caller loses no answer.
 //
 // # Bots

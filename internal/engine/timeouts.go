@@ -85,17 +85,35 @@ func timeoutName(q event.Event) string {
 	return "HumanInTheLoopTimeoutEvent"
 }
 
-func newTimeout(name string) (event.Event, *event.WaitTimeoutEvent) {
-	switch name {
+// newTimeout returns the timeout event name of deadline dl.
+func newTimeout(dl deadline) event.Event {
+	var ev event.Event
+	var w *event.WaitTimeoutEvent
+	switch dl.Event {
 	case "AgentInTheLoopTimeoutEvent":
-		ev := &event.AgentInTheLoopTimeoutEvent{}
-		return ev, &ev.WaitTimeoutEvent
+		// What the reference publishes when a delegate does not answer:
+		// an AgentInTheLoopExceptionEvent naming the request.
+		secs := strconv.FormatFloat(dl.Seconds, 'f', -1, 64)
+		a := &event.AgentInTheLoopTimeoutEvent{TimeoutSeconds: dl.Seconds}
+		a.RequestEventID = dl.Request
+		a.ExceptionEvent = &event.ExceptionEvent{
+			Message:        "the delegate did not answer request " + dl.Request + " within " + secs + " s",
+			HTTPStatusCode: 504,
+		}
+		x := a.ExceptionEvent.EventBase()
+		x.EventID, x.CreatedAt = derivedID(dl.EventID, "timeout-exception"), dl.Due
+		a.EventID, a.CreatedAt = dl.EventID, dl.Due
+		return a
 	case "BotInTheLoopTimeoutEvent":
-		ev := &event.BotInTheLoopTimeoutEvent{}
-		return ev, &ev.WaitTimeoutEvent
+		b := &event.BotInTheLoopTimeoutEvent{}
+		ev, w = b, &b.WaitTimeoutEvent
+	default:
+		h := &event.HumanInTheLoopTimeoutEvent{}
+		ev, w = h, &h.WaitTimeoutEvent
 	}
-	ev := &event.HumanInTheLoopTimeoutEvent{}
-	return ev, &ev.WaitTimeoutEvent
+	w.EventID, w.CreatedAt = dl.EventID, dl.Due
+	w.RequestEventID, w.TimeoutSeconds = dl.Request, dl.Seconds
+	return ev
 }
 
 // deadline is what the store keeps of one pending timeout: everything the
@@ -604,9 +622,7 @@ func (e *Engine) fireDeadline(ctx context.Context, key string, dl *deadline) boo
 			return e.removeDeadline(ctx, key)
 		}
 	}
-	ev, w := newTimeout(dl.Event)
-	w.EventID, w.CreatedAt = dl.EventID, dl.Due
-	w.RequestEventID, w.TimeoutSeconds = dl.Request, dl.Seconds
+	ev := newTimeout(*dl)
 	data, err := event.Marshal(ev)
 	if err != nil {
 		e.log.ErrorContext(ctx, "dispatch: encode timeout event; deadline removed", "deadline", key, "error", err)
