@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -272,7 +272,7 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 		d.reject(del, fmt.Sprintf("%s is not an AgentInTheLoopRequestEvent", event.Name(ev)))
 		return
 	}
-	dt, err := delegateTopic(caller, req)
+	dt, err := hitl.DelegateTopic(caller, req)
 	if err != nil {
 		d.fail(del, caller, req, err.Error())
 		return
@@ -345,50 +345,6 @@ func (d *delegator) fail(del bus.Delivery, caller topic.Agent, req *event.AgentI
 		return
 	}
 	d.ack(del)
-}
-
-// delegateTopic chooses the delegate run's subject as the reference does:
-// the caller's thread, display and run where the request shares them, new
-// ones otherwise (derived from the request's id), and the start event's
-// name with other_agent_topic.event_id as the subject's event id.
-func delegateTopic(caller topic.Agent, req *event.AgentInTheLoopRequestEvent) (topic.Agent, error) {
-	if req.EventID == "" {
-		return topic.Agent{}, errors.New("AgentInTheLoopRequestEvent has no event_id")
-	}
-	if req.StartEvent == nil || req.StartEvent.EventBase() == nil || !event.IsStart(req.StartEvent) {
-		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s carries no start event", req.EventID)
-	}
-	ot := req.OtherAgentTopic
-	val := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return strings.TrimSpace(*p)
-	}
-	if ot == nil || val(ot.AgentClass) == "" || val(ot.AgentID) == "" {
-		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s: other_agent_topic names no agent class and id", req.EventID)
-	}
-	t := topic.Agent{
-		Class: val(ot.AgentClass), ID: val(ot.AgentID),
-		Thread: derivedID(req.EventID, "thread"), Display: derivedID(req.EventID, "display"), Run: derivedID(req.EventID, "run"),
-		Type: topic.Control, Name: event.Name(req.StartEvent), EventID: val(ot.EventID),
-	}
-	if req.ShareThreadID {
-		t.Thread = caller.Thread
-	}
-	if req.ShareDisplayID {
-		t.Display = caller.Display
-	}
-	if req.ShareRunID {
-		t.Run = caller.Run
-	}
-	if t.EventID == "" {
-		t.EventID = derivedID(req.EventID, "start")
-	}
-	if _, err := t.Subject(); err != nil {
-		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s: delegate subject: %w", req.EventID, err)
-	}
-	return t, nil
 }
 
 // handleAnswer brings a delegate run's first stop or exception back into

@@ -499,8 +499,17 @@ func TestScenario40_AITLTimeout(t *testing.T) {
 				}
 			}
 		}
-		// The delegate answers late: nothing more reaches the caller's run.
 		tp, _ := topic.ParseAgent(start.Subject)
+		// The request names the delegate run's thread, display and run, as
+		// the reference's does.
+		if req == nil {
+			t.Fatal("no AgentInTheLoopRequestEvent in the caller's run")
+		}
+		if ot := req.OtherAgentTopic; ot == nil || ot.ThreadID == nil || *ot.ThreadID != tp.Thread ||
+			ot.DisplayID == nil || *ot.DisplayID != tp.Display || ot.RunID == nil || *ot.RunID != tp.Run {
+			t.Errorf("other_agent_topic %+v does not name the delegate run %s", req.OtherAgentTopic, start.Subject)
+		}
+		// The delegate answers late: nothing more reaches the caller's run.
 		id := event.NewID()
 		subj, _ := tp.Event(topic.Control, "WorkerDoneStop", id).Subject()
 		if _, err := c.PublishStream(context.Background(), &bus.Msg{Subject: subj, Data: []byte(strings.Replace(refStop, "EVENT_ID", id, 1))}, id); err != nil {

@@ -1,9 +1,12 @@
 package hitl
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/saap-go/agent/event"
@@ -98,4 +101,56 @@ func Delegate(agentClass, agentID string, start event.Event, opts ...DelegateOpt
 		return nil, fmt.Errorf("hitl: delegate: timeout_seconds %v is not positive", *r.TimeoutSeconds)
 	}
 	return r, nil
+}
+
+// DelegateTopic returns the subject of the delegate run that req, asked by
+// the run on caller, starts, as the reference chooses it: the caller's
+// thread, display and run where the request shares them, new ones derived
+// from the request's id otherwise (every delivery of one request chooses
+// the same), and the start event's name with other_agent_topic.event_id as
+// the subject's event id.
+func DelegateTopic(caller topic.Agent, req *event.AgentInTheLoopRequestEvent) (topic.Agent, error) {
+	if req == nil || req.EventID == "" {
+		return topic.Agent{}, errors.New("AgentInTheLoopRequestEvent has no event_id")
+	}
+	if req.StartEvent == nil || req.StartEvent.EventBase() == nil || !event.IsStart(req.StartEvent) {
+		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s carries no start event", req.EventID)
+	}
+	ot := req.OtherAgentTopic
+	val := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return strings.TrimSpace(*p)
+	}
+	if ot == nil || val(ot.AgentClass) == "" || val(ot.AgentID) == "" {
+		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s: other_agent_topic names no agent class and id", req.EventID)
+	}
+	t := topic.Agent{
+		Class: val(ot.AgentClass), ID: val(ot.AgentID),
+		Thread: delegateID(req.EventID, "thread"), Display: delegateID(req.EventID, "display"), Run: delegateID(req.EventID, "run"),
+		Type: topic.Control, Name: event.Name(req.StartEvent), EventID: val(ot.EventID),
+	}
+	if req.ShareThreadID {
+		t.Thread = caller.Thread
+	}
+	if req.ShareDisplayID {
+		t.Display = caller.Display
+	}
+	if req.ShareRunID {
+		t.Run = caller.Run
+	}
+	if t.EventID == "" {
+		t.EventID = delegateID(req.EventID, "start")
+	}
+	if _, err := t.Subject(); err != nil {
+		return topic.Agent{}, fmt.Errorf("AgentInTheLoopRequestEvent %s: delegate subject: %w", req.EventID, err)
+	}
+	return t, nil
+}
+
+// delegateID is an ObjectId-shaped id derived from a request id.
+func delegateID(requestID, purpose string) string {
+	h := sha256.Sum256([]byte("aitl\x00" + purpose + "\x00" + requestID))
+	return hex.EncodeToString(h[:12])
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -1216,6 +1217,10 @@ func invalidOutput(sc *stepContext, outs []event.Event) error {
 // completeTopic fills the reply topic of HITL and BITL requests with the
 // run's ids and the request's event id, keeping what the step set.
 func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
+	if event.IsAITLRequest(ev) {
+		completeDelegateTopic(ev, t)
+		return
+	}
 	if !event.IsHITLRequest(ev) && !event.IsBITLRequest(ev) {
 		return
 	}
@@ -1243,6 +1248,40 @@ func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 	fill(&tp.DisplayID, t.Display)
 	fill(&tp.RunID, t.Run)
 	fill(&tp.EventID, ev.EventBase().EventID)
+}
+
+// completeDelegateTopic fills the thread, display and run of an AITL
+// request's other_agent_topic with those its delegate run gets, as the
+// reference publishes it; what the step set is kept.
+func completeDelegateTopic(ev event.Event, t topic.Agent) {
+	req, ok := ev.(*event.AgentInTheLoopRequestEvent)
+	if !ok {
+		v := reflect.ValueOf(ev)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return
+		}
+		f := v.Elem().FieldByName("AgentInTheLoopRequestEvent")
+		if !f.IsValid() || !f.CanAddr() {
+			return
+		}
+		if req, ok = f.Addr().Interface().(*event.AgentInTheLoopRequestEvent); !ok {
+			return
+		}
+	}
+	dt, err := hitl.DelegateTopic(t, req)
+	if err != nil {
+		return // the delegator refuses it with the reason
+	}
+	ot := req.OtherAgentTopic
+	fill := func(p **string, v string) {
+		if *p == nil || **p == "" {
+			*p = &v
+		}
+	}
+	fill(&ot.ThreadID, dt.Thread)
+	fill(&ot.DisplayID, dt.Display)
+	fill(&ot.RunID, dt.Run)
+	fill(&ot.EventID, dt.EventID)
 }
 
 // teardown handles a received StopEvent or ExceptionEvent:
