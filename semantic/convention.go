@@ -1,8 +1,6 @@
 package semantic
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -33,7 +31,7 @@ const SpanKindKey = "openinference.span.kind"
 var ErrNoConvention = errors.New("semantic: the event has no OpenInference attributes")
 
 // attr is one attribute with a JSON-typed value: string, int64, float64,
-// bool, []float64, map[string]any, []any or, inside those, nil.
+// bool, []float64 or map[string]any (of strings).
 type attr struct {
 	key string
 	val any
@@ -42,9 +40,9 @@ type attr struct {
 // Convention returns the OpenInference attributes of a semantic event as
 // the reference computes them, keyed by attribute name. Values have the
 // reference's JSON types: strings (JSON-encoded ones included), int64,
-// float64, []float64, and for the two attributes that hold a structure
-// itself (llm.prompt_template.variables, llm.tools) map[string]any and
-// []any. An event that is not semantic returns ErrNoConvention.
+// float64, []float64, and for llm.prompt_template.variables, which holds
+// a structure itself, map[string]any. An event that is not semantic
+// returns ErrNoConvention.
 func Convention(ev event.Event) (map[string]any, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -58,8 +56,8 @@ func Convention(ev event.Event) (map[string]any, error) {
 }
 
 // Attributes returns the OpenInference attributes of a semantic event as
-// span attributes, in the reference's order. Structures become OTel map
-// and slice values. An event that is not semantic returns ErrNoConvention.
+// span attributes, in the reference's order. A structure becomes an OTel
+// map value. An event that is not semantic returns ErrNoConvention.
 func Attributes(ev event.Event) ([]attribute.KeyValue, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -84,12 +82,6 @@ func otelValue(v any) attribute.Value {
 		return attribute.BoolValue(v)
 	case []float64:
 		return attribute.Float64SliceValue(v)
-	case []any:
-		vs := make([]attribute.Value, len(v))
-		for i, e := range v {
-			vs[i] = otelValue(e)
-		}
-		return attribute.SliceValue(vs...)
 	case map[string]any:
 		kvs := make([]attribute.KeyValue, 0, len(v))
 		for _, k := range sortedKeys(v) {
@@ -209,16 +201,9 @@ func (c *conv) llm(e *event.LLMEvent) {
 	c.int("llm.token_count.prompt", e.TokenCountPrompt)
 	c.int("llm.token_count.completion", e.TokenCountCompletion)
 	c.int("llm.token_count.total", e.TokenCountTotal)
-	if e.Tools != nil {
-		l := make([]any, len(e.Tools))
-		for i, t := range e.Tools {
-			m, err := rawMap(t)
-			if err != nil {
-				c.err = errors.Join(c.err, fmt.Errorf("llm.tools: %w", err))
-			}
-			l[i] = m
-		}
-		c.add("llm.tools", l)
+	// OpenInference flattens the tool list: one JSON string per tool.
+	for i, t := range e.Tools {
+		c.dumps("llm.tools."+strconv.Itoa(i)+".tool.json_schema", t)
 	}
 	c.messages("llm.input_messages", e.InputMessages)
 	c.messages("llm.output_messages", e.OutputMessages)
@@ -279,55 +264,6 @@ func (c *conv) documents(prefix string, nodes []event.IngestedNode) {
 			{"inserted_at", n.InsertedAt},
 		})
 	}
-}
-
-// rawMap decodes a map of raw JSON values into JSON-typed values.
-func rawMap(m map[string]json.RawMessage) (map[string]any, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(map[string]any, len(m))
-	var errs error
-	for k, raw := range m {
-		v, err := rawValue(raw)
-		errs = errors.Join(errs, err)
-		out[k] = v
-	}
-	return out, errs
-}
-
-func rawValue(raw json.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid JSON value: %w", err)
-	}
-	return numbers(v), nil
-}
-
-// numbers turns json.Number into int64 where integral, else float64.
-func numbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case map[string]any:
-		for k, e := range v {
-			v[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = numbers(e)
-		}
-	}
-	return v
 }
 
 // find returns the T that ev is or embeds (at any depth), or nil.

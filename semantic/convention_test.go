@@ -93,7 +93,7 @@ func TestConvention(t *testing.T) {
 			"llm.model_name":"m","llm.provider":"p","llm.system":"openai",
 			"llm.prompt_template.template":"Hello {x}","llm.prompt_template.variables":{"x":"world"},"llm.prompt_template.version":"v2",
 			"llm.token_count.prompt":1,"llm.token_count.completion":2,"llm.token_count.total":3,
-			"llm.tools":[{"type":"function","function":{"name":"f","parameters":{"n":1}}}],
+			"llm.tools.0.tool.json_schema":` + q(`{"function": {"name": "f", "parameters": {"n": 1}}, "type": "function"}`) + `,
 			"llm.input_messages.0.message.role":"user","llm.input_messages.0.message.content":"look here",
 			"llm.input_messages.0.message.name":"ann",
 			"llm.input_messages.0.message.contents.0.message_content.type":"text",
@@ -201,7 +201,7 @@ func TestConvention(t *testing.T) {
 }
 
 // The attribute types follow the reference: integers stay integers, JSON
-// strings are strings, structures are OTel maps and slices.
+// strings are strings, the template variables an OTel map.
 func TestAttributeTypes(t *testing.T) {
 	ev := decode(t, `{"_event_name":"LLMEvent","token_count_total":3,"prompt_template_variables":{"x":"y"},
 		"tools":[{"name":"f"}]}`)
@@ -218,7 +218,7 @@ func TestAttributeTypes(t *testing.T) {
 		"llm.invocation_parameters":     attribute.STRING,
 		"llm.token_count.total":         attribute.INT64,
 		"llm.prompt_template.variables": attribute.MAP,
-		"llm.tools":                     attribute.SLICE,
+		"llm.tools.0.tool.json_schema":  attribute.STRING,
 	}
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("types %v, want %v", types, want)
