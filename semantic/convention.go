@@ -1,6 +1,8 @@
 package semantic
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -216,8 +218,8 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 		c.add(p+"role", m.Role)
 		c.add(p+"content", m.Content()) // never unset, may be ""
 		c.str(p+"name", m.Name)
-		if m.ToolCalls != nil {
-			c.dumps(p+"tool_calls", m.ToolCalls)
+		for j, tc := range m.ToolCalls {
+			c.toolCall(p+"tool_calls."+strconv.Itoa(j)+".tool_call.", tc)
 		}
 		c.str(p+"function_call_name", m.FunctionCallName)
 		if m.FunctionCallArgumentsJSON != nil {
@@ -239,6 +241,41 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 			}
 		}
 	}
+}
+
+// toolCall flattens one tool call, in the OpenAI shape (id, function
+// with name and arguments) or flat (id, name, arguments).
+func (c *conv) toolCall(p string, tc map[string]json.RawMessage) {
+	fields := tc
+	if raw, ok := tc["function"]; ok {
+		var fn map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fn); err == nil && fn != nil {
+			fields = fn
+		}
+	}
+	var id, name string
+	if json.Unmarshal(tc["id"], &id) == nil && id != "" {
+		c.add(p+"id", id)
+	}
+	if json.Unmarshal(fields["name"], &name) == nil && name != "" {
+		c.add(p+"function.name", name)
+	}
+	args, ok := fields["arguments"]
+	if !ok || isNull(args) {
+		return
+	}
+	// OpenAI sends the arguments as a JSON string already.
+	var s string
+	if json.Unmarshal(args, &s) == nil {
+		c.add(p+"function.arguments", s)
+		return
+	}
+	c.dumps(p+"function.arguments", args)
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }
 
 func (c *conv) documents(prefix string, nodes []event.IngestedNode) {

@@ -61,3 +61,29 @@ func TestOpenInferenceToolsFlattened(t *testing.T) {
 		}
 	}
 }
+
+// OpenInference flattens a message's tool calls too:
+// message.tool_calls.<j>.tool_call.id, .tool_call.function.name and
+// .tool_call.function.arguments (the arguments as a JSON string), in
+// input and output messages alike.
+func TestOpenInferenceToolCallsFlattened(t *testing.T) {
+	ev := decode(t, `{"_event_name":"LLMEvent",
+		"input_messages":[{"role":"assistant","tool_calls":[
+			{"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\":\"bern\"}"}}],"contents":[]}],
+		"output_messages":[{"role":"assistant","tool_calls":[
+			{"id":"c2","type":"function","function":{"name":"add","arguments":{"a":1}}},
+			{"id":"c3","name":"noop"}],"contents":[]}]}`)
+	m := spanAttrs(t, ev)
+	in := "llm.input_messages.0.message.tool_calls.0.tool_call."
+	wantString(t, m, in+"id", "c1")
+	wantString(t, m, in+"function.name", "search")
+	wantString(t, m, in+"function.arguments", `{"q":"bern"}`)
+	out := "llm.output_messages.0.message.tool_calls."
+	wantString(t, m, out+"0.tool_call.id", "c2")
+	wantString(t, m, out+"0.tool_call.function.name", "add")
+	wantString(t, m, out+"0.tool_call.function.arguments", `{"a": 1}`)
+	wantString(t, m, out+"1.tool_call.id", "c3")
+	wantString(t, m, out+"1.tool_call.function.name", "noop")
+	wantAbsent(t, m, out+"1.tool_call.function.arguments",
+		"llm.input_messages.0.message.tool_calls", "llm.output_messages.0.message.tool_calls")
+}
