@@ -187,7 +187,9 @@ func (c *conv) dumps(k string, v any) {
 
 func (c *conv) llm(e *event.LLMEvent) {
 	c.kind(KindLLM)
-	c.dumps("llm.invocation_parameters", e.InvocationParameters)
+	if len(e.InvocationParameters) > 0 {
+		c.dumps("llm.invocation_parameters", e.InvocationParameters)
+	}
 	c.str("llm.model_name", e.ChatModelName)
 	c.str("llm.provider", e.Provider)
 	c.str("llm.system", e.System)

@@ -76,7 +76,7 @@ func TestConvention(t *testing.T) {
 		name, event, want string
 	}{
 		{"llm unset", `{"_event_name":"LLMEvent"}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null"}`},
+			`{"openinference.span.kind":"LLM"}`},
 		{"llm every field", `{"_event_name":"LLMEvent",
 			"invocation_parameters":{"temperature":0.2,"stop":["\n"],"name":"Zürich"},
 			"chat_model_name":"m","provider":"p","system":"openai",
@@ -112,13 +112,13 @@ func TestConvention(t *testing.T) {
 			"llm.output_messages.0.message.function_call_arguments_json":` + q(`{"a": "\u00e9", "b": 2}`) + `,
 			"llm.output_messages.0.message.tool_call_id":"c1"}`},
 		{"image without url", `{"_event_name":"LLMEvent","input_messages":[{"role":"user","contents":[{"type":"image","url":null}]}]}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null",
+			`{"openinference.span.kind":"LLM",
 			"llm.input_messages.0.message.role":"user","llm.input_messages.0.message.content":"",
 			"llm.input_messages.0.message.contents.0.message_content.type":"image"}`},
 		{"llm stop", `{"_event_name":"LLMStopEvent","chat_model_name":"m"}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null","llm.model_name":"m"}`},
+			`{"openinference.span.kind":"LLM","llm.model_name":"m"}`},
 		{"refusal stop", `{"_event_name":"RefusalStopEvent","reason":"out_of_scope","token_count_total":7}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null","llm.token_count.total":7}`},
+			`{"openinference.span.kind":"LLM","llm.token_count.total":7}`},
 		{"retriever", `{"_event_name":"RetrieverEvent","nodes":[
 			{"id":"n1","content":"alpha","document_id":"d1","source":"wiki","namespace":"ns","score":0.75,"source_origin":"upload"},
 			{"id":"n2","content":"beta","document_id":"d2","source":"wiki","namespace":"ns"}]}`,
@@ -216,7 +216,6 @@ func TestAttributeTypes(t *testing.T) {
 	}
 	want := map[string]attribute.Type{
 		"openinference.span.kind":       attribute.STRING,
-		"llm.invocation_parameters":     attribute.STRING,
 		"llm.token_count.total":         attribute.INT64,
 		"llm.prompt_template.variables": attribute.MAP,
 		"llm.tools.0.tool.json_schema":  attribute.STRING,

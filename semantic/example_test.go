@@ -31,7 +31,6 @@ func ExampleConvention() {
 	// llm.input_messages.0.message.contents.0.message_content.text = "Hi"
 	// llm.input_messages.0.message.contents.0.message_content.type = "text"
 	// llm.input_messages.0.message.role = "user"
-	// llm.invocation_parameters = "null"
 	// llm.model_name = "gpt-4o"
 	// llm.token_count.total = 12
 	// openinference.span.kind = "LLM"

@@ -87,3 +87,13 @@ func TestOpenInferenceToolCallsFlattened(t *testing.T) {
 	wantAbsent(t, m, out+"1.tool_call.function.arguments",
 		"llm.input_messages.0.message.tool_calls", "llm.output_messages.0.message.tool_calls")
 }
+
+// llm.invocation_parameters is the JSON of the parameters the model was
+// called with; a call without any has no such attribute, not "null".
+func TestOpenInferenceInvocationParametersOnlyWhenSet(t *testing.T) {
+	for _, payload := range []string{`{"_event_name":"LLMEvent"}`, `{"_event_name":"LLMEvent","invocation_parameters":{}}`} {
+		wantAbsent(t, spanAttrs(t, decode(t, payload)), "llm.invocation_parameters")
+	}
+	m := spanAttrs(t, decode(t, `{"_event_name":"LLMEvent","invocation_parameters":{"temperature":0.5}}`))
+	wantString(t, m, "llm.invocation_parameters", `{"temperature": 0.5}`)
+}
