@@ -192,7 +192,9 @@ func (c *conv) llm(e *event.LLMEvent) {
 	}
 	c.str("llm.model_name", e.ChatModelName)
 	c.str("llm.provider", e.Provider)
-	c.str("llm.system", e.System)
+	if s := llmSystem(e); s != "" {
+		c.add("llm.system", s)
+	}
 	c.str("llm.prompt_template.template", e.PromptTemplate)
 	if e.PromptTemplateVariables != nil {
 		m := make(map[string]any, len(e.PromptTemplateVariables))

@@ -32,6 +32,7 @@ func ExampleConvention() {
 	// llm.input_messages.0.message.contents.0.message_content.type = "text"
 	// llm.input_messages.0.message.role = "user"
 	// llm.model_name = "gpt-4o"
+	// llm.system = "openai"
 	// llm.token_count.total = 12
 	// openinference.span.kind = "LLM"
 }

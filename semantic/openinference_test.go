@@ -97,3 +97,27 @@ func TestOpenInferenceInvocationParametersOnlyWhenSet(t *testing.T) {
 	m := spanAttrs(t, decode(t, `{"_event_name":"LLMEvent","invocation_parameters":{"temperature":0.5}}`))
 	wantString(t, m, "llm.invocation_parameters", `{"temperature": 0.5}`)
 }
+
+// An LLM span must carry llm.system, the AI product ("openai",
+// "anthropic", …): the event's own system if it names one, else what its
+// model or provider tells, else the provider's name as it is.
+func TestOpenInferenceLLMSystem(t *testing.T) {
+	cases := []struct{ payload, want string }{
+		{`"system":"cohere","provider":"openai"`, "cohere"},
+		{`"provider":"anthropic"`, "anthropic"},
+		{`"provider":"OpenAILike","chat_model_name":"gpt-4o"`, "openai"},
+		{`"provider":"openaicompat","chat_model_name":"claude-3-5-sonnet"`, "anthropic"},
+		{`"provider":"openaicompat","chat_model_name":"some-local-model"`, "openai"},
+		{`"provider":"openai"`, "openai"},
+		{`"provider":"Azure"`, "openai"},
+		{`"provider":"gemini","chat_model_name":"gemini-2.0-flash"`, "vertexai"},
+		{`"chat_model_name":"mistralai/mistral-large"`, "mistralai"},
+		{`"provider":"scripted","chat_model_name":"test-model"`, "scripted"},
+	}
+	for _, c := range cases {
+		m := spanAttrs(t, decode(t, `{"_event_name":"LLMEvent",`+c.payload+`}`))
+		wantString(t, m, "llm.system", c.want)
+	}
+	// Nothing to name it by: no attribute rather than a guess.
+	wantAbsent(t, spanAttrs(t, decode(t, `{"_event_name":"LLMEvent"}`)), "llm.system")
+}
