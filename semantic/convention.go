@@ -104,8 +104,9 @@ func convention(ev event.Event) ([]attr, error) {
 	switch {
 	case find[event.ExceptionEvent](ev) != nil:
 		e := find[event.ExceptionEvent](ev)
-		// No span kind and no filter of unset values.
-		return []attr{{"exception.type", statusCode(e)}, {"exception.message", e.Message}}, nil
+		// No filter of unset values.
+		return []attr{{"exception.type", exceptionType(ev)}, {"exception.message", e.Message},
+			{"http.response.status_code", statusCode(e)}}, nil
 	case find[event.LLMEvent](ev) != nil:
 		c.llm(find[event.LLMEvent](ev))
 	case find[event.RetrieverEvent](ev) != nil:
@@ -336,6 +337,19 @@ func find[T any](ev event.Event) *T {
 		level = next
 	}
 	return nil
+}
+
+// exceptionType names the type of the exception ev reports: the
+// error_type it carries (a Python producer's exception class), else its
+// event class.
+func exceptionType(ev event.Event) string {
+	if raw, ok := event.Extra(ev, "error_type"); ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return event.Name(ev)
 }
 
 // statusCode is the http_status_code as written on the wire: the zero

@@ -121,3 +121,20 @@ func TestOpenInferenceLLMSystem(t *testing.T) {
 	// Nothing to name it by: no attribute rather than a guess.
 	wantAbsent(t, spanAttrs(t, decode(t, `{"_event_name":"LLMEvent"}`)), "llm.system")
 }
+
+// exception.type is a string naming the exception's type: the type the
+// event reports (error_type) if any, else the event's class; the HTTP
+// status goes to http.response.status_code.
+func TestOpenInferenceExceptionType(t *testing.T) {
+	m := spanAttrs(t, &event.ExceptionEvent{Message: "boom", HTTPStatusCode: 502})
+	wantString(t, m, "exception.type", "ExceptionEvent")
+	wantString(t, m, "exception.message", "boom")
+	if v := m["http.response.status_code"]; v.Type() != attribute.INT64 || v.AsInt64() != 502 {
+		t.Errorf("http.response.status_code = %v", v.Emit())
+	}
+	m = spanAttrs(t, decode(t, `{"_event_name":"ExceptionEvent","message":"m","error_type":"ValueError"}`))
+	wantString(t, m, "exception.type", "ValueError")
+	if v := m["http.response.status_code"]; v.AsInt64() != 500 {
+		t.Errorf("http.response.status_code of an unset status = %v, want the default 500", v.Emit())
+	}
+}

@@ -302,10 +302,20 @@ func TestCrashedRunSpans(t *testing.T) {
 		t.Errorf("step span events %v", s.Events())
 	}
 	wantAttrs(t, s, map[string]any{"saap.step.outcome": "error", "langfuse.session.id": res.Topic().Thread})
-	wantAttrs(t, e, map[string]any{"exception.type": int64(500), "exception.message": exc.Message,
-		"langfuse.observation.level": "ERROR"})
+	wantAttrs(t, e, map[string]any{"exception.type": "ExceptionEvent", "exception.message": exc.Message,
+		"http.response.status_code": int64(500), "langfuse.observation.level": "ERROR"})
 	if e.Status().Code != codes.Error || len(e.Events()) != 1 {
-		t.Errorf("ExceptionEvent span status %v, events %v", e.Status(), e.Events())
+		t.Fatalf("ExceptionEvent span status %v, events %v", e.Status(), e.Events())
+	}
+	// The exception event names the type once, as a string.
+	var types []attribute.Value
+	for _, kv := range e.Events()[0].Attributes {
+		if kv.Key == "exception.type" {
+			types = append(types, kv.Value)
+		}
+	}
+	if len(types) != 1 || types[0].Type() != attribute.STRING || types[0].AsString() != "ExceptionEvent" {
+		t.Errorf("exception event's exception.type %v", types)
 	}
 	wantAttrs(t, run, map[string]any{"saap.run.outcome": "crashed", "langfuse.user.id": "user-7", "langfuse.trace.name": "CrashAgent"})
 	if run.Status().Code != codes.Error || run.Status().Description != exc.Message {

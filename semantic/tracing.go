@@ -426,8 +426,9 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		}
 		_, es := t.tracer.Start(ctx, event.Name(o), trace.WithTimestamp(from), trace.WithAttributes(as...))
 		if exc := find[event.ExceptionEvent](o); exc != nil {
-			es.RecordError(errors.New(exc.Message), trace.WithTimestamp(end),
-				trace.WithAttributes(attribute.Int64("exception.type", statusCode(exc))))
+			// AddEvent, not RecordError: that would add the Go error's type.
+			es.AddEvent("exception", trace.WithTimestamp(end), trace.WithAttributes(
+				attribute.String("exception.type", exceptionType(o)), attribute.String("exception.message", exc.Message)))
 			es.SetStatus(codes.Error, exc.Message)
 		}
 		es.End(trace.WithTimestamp(end))
