@@ -221,7 +221,12 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 		m := &ms[i]
 		p := prefix + "." + strconv.Itoa(i) + ".message."
 		c.add(p+"role", m.Role)
-		c.add(p+"content", m.Content()) // never unset, may be ""
+		// One text is message.content, several parts or another kind
+		// message.contents, never both.
+		parts := len(m.Contents) > 1 || len(m.Contents) == 1 && m.Contents[0].Type != "text"
+		if !parts {
+			c.add(p+"content", m.Content()) // "" for a message without contents
+		}
 		c.str(p+"name", m.Name)
 		for j, tc := range m.ToolCalls {
 			c.toolCall(p+"tool_calls."+strconv.Itoa(j)+".tool_call.", tc)
@@ -232,6 +237,9 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 		}
 		c.str(p+"tool_call_id", m.ToolCallID)
 		for j, b := range m.Contents {
+			if !parts {
+				break
+			}
 			q := p + "contents." + strconv.Itoa(j) + "."
 			c.add(q+"message_content.type", b.Type)
 			switch b.Type {

@@ -138,3 +138,24 @@ func TestOpenInferenceExceptionType(t *testing.T) {
 		t.Errorf("http.response.status_code of an unset status = %v, want the default 500", v.Emit())
 	}
 }
+
+// A message is either message.content (one text) or message.contents.<k>
+// with message_content.type and .text or .image.image.url per part (several
+// parts, or a part that is not text), never both: a viewer would show
+// the text twice.
+func TestOpenInferenceMessageContentOnce(t *testing.T) {
+	ev := decode(t, `{"_event_name":"LLMEvent","input_messages":[
+		{"role":"user","contents":[{"type":"text","text":"Hi"}]},
+		{"role":"user","contents":[{"type":"text","text":"look "},{"type":"image","url":"https://x/i.png"}]},
+		{"role":"user","contents":[{"type":"image","url":"https://x/j.png"}]}]}`)
+	m := spanAttrs(t, ev)
+	p := "llm.input_messages."
+	wantString(t, m, p+"0.message.content", "Hi")
+	wantAbsent(t, m, p+"0.message.contents.0.message_content.type", p+"0.message.contents.0.message_content.text")
+	wantString(t, m, p+"1.message.contents.0.message_content.type", "text")
+	wantString(t, m, p+"1.message.contents.0.message_content.text", "look ")
+	wantString(t, m, p+"1.message.contents.1.message_content.type", "image")
+	wantString(t, m, p+"1.message.contents.1.message_content.image.image.url", "https://x/i.png")
+	wantString(t, m, p+"2.message.contents.0.message_content.type", "image")
+	wantAbsent(t, m, p+"1.message.content", p+"2.message.content")
+}
