@@ -105,7 +105,7 @@ func convention(ev event.Event) ([]attr, error) {
 	case find[event.ExceptionEvent](ev) != nil:
 		e := find[event.ExceptionEvent](ev)
 		// No filter of unset values.
-		return []attr{{"exception.type", exceptionType(ev)}, {"exception.message", e.Message},
+		return []attr{{SpanKindKey, KindChain}, {"exception.type", exceptionType(ev)}, {"exception.message", e.Message},
 			{"http.response.status_code", statusCode(e)}}, nil
 	case find[event.LLMEvent](ev) != nil:
 		c.llm(find[event.LLMEvent](ev))

@@ -156,9 +156,9 @@ func TestConvention(t *testing.T) {
 		{"chain unset", `{"_event_name":"ChainEvent"}`, `{"openinference.span.kind":"CHAIN","metadata":"null"}`},
 		{"agent", `{"_event_name":"AgentEvent"}`, `{"openinference.span.kind":"AGENT"}`},
 		{"exception", `{"_event_name":"ExceptionEvent","message":"boom"}`,
-			`{"exception.type":"ExceptionEvent","exception.message":"boom","http.response.status_code":500}`},
+			`{"openinference.span.kind":"CHAIN","exception.type":"ExceptionEvent","exception.message":"boom","http.response.status_code":500}`},
 		{"exception with status", `{"_event_name":"ExceptionEvent","message":"","http_status_code":404}`,
-			`{"exception.type":"ExceptionEvent","exception.message":"","http.response.status_code":404}`},
+			`{"openinference.span.kind":"CHAIN","exception.type":"ExceptionEvent","exception.message":"","http.response.status_code":404}`},
 	}
 	for _, name := range []string{"GuardEvent", "GuardAcceptEvent", "AgentSuitabilityAcceptEvent", "ContextSufficientAcceptEvent",
 		"FewShotAcceptEvent", "SensitiveInfoAcceptEvent", "GuardRejectionEvent", "AgentSuitabilityRejectEvent",
@@ -224,13 +224,13 @@ func TestAttributeTypes(t *testing.T) {
 		t.Fatalf("types %v, want %v", types, want)
 	}
 	exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m", HTTPStatusCode: 502})
-	if exc[0].Key != "exception.type" || exc[0].Value.Type() != attribute.STRING ||
-		exc[2].Key != "http.response.status_code" || exc[2].Value.AsInt64() != 502 {
+	if exc[1].Key != "exception.type" || exc[1].Value.Type() != attribute.STRING ||
+		exc[3].Key != "http.response.status_code" || exc[3].Value.AsInt64() != 502 {
 		t.Fatalf("exception attributes %v", exc)
 	}
 	// A Go value left at zero is written with the default, 500.
-	if exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m"}); exc[2].Value.AsInt64() != 500 {
-		t.Fatalf("http.response.status_code of an unset status %v", exc[2].Value)
+	if exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m"}); exc[3].Value.AsInt64() != 500 {
+		t.Fatalf("http.response.status_code of an unset status %v", exc[3].Value)
 	}
 	emb, _ := semantic.Attributes(&event.EmbeddingEvent{Embeddings: []event.Embedding{{Vector: []float64{1, 2}}}})
 	if v := emb[len(emb)-1].Value; v.Type() != attribute.FLOAT64SLICE || !reflect.DeepEqual(v.AsFloat64Slice(), []float64{1, 2}) {

@@ -159,3 +159,8 @@ func TestOpenInferenceMessageContentOnce(t *testing.T) {
 	wantString(t, m, p+"2.message.contents.0.message_content.type", "image")
 	wantAbsent(t, m, p+"1.message.content", p+"2.message.content")
 }
+
+// Every span needs openinference.span.kind; an ExceptionEvent's is CHAIN.
+func TestOpenInferenceExceptionKind(t *testing.T) {
+	wantString(t, spanAttrs(t, &event.ExceptionEvent{Message: "m"}), "openinference.span.kind", "CHAIN")
+}

@@ -213,6 +213,9 @@ func TestMultiStepRunSpans(t *testing.T) {
 			t.Fatalf("parent of %s: %v; spans %s", proc.Name(), recv, tree)
 		}
 		tree.parentOf(run, recv)
+		// OpenInference viewers need a kind on every span: the hops are chains.
+		wantAttrs(t, recv, map[string]any{"openinference.span.kind": "CHAIN"})
+		wantAttrs(t, proc, map[string]any{"openinference.span.kind": "CHAIN"})
 		wantAttrs(t, s, map[string]any{"saap.step.name": name, "saap.step.trigger": trigger, "saap.step.attempt": int64(1),
 			"saap.step.rerun": false, "saap.step.outcome": "ok", "session.id": "thread-1", "openinference.span.kind": "CHAIN"})
 		if k := attrs(s)["saap.step.idempotency_key"].AsString(); k == "" {
@@ -302,7 +305,7 @@ func TestCrashedRunSpans(t *testing.T) {
 		t.Errorf("step span events %v", s.Events())
 	}
 	wantAttrs(t, s, map[string]any{"saap.step.outcome": "error", "langfuse.session.id": res.Topic().Thread})
-	wantAttrs(t, e, map[string]any{"exception.type": "ExceptionEvent", "exception.message": exc.Message,
+	wantAttrs(t, e, map[string]any{"openinference.span.kind": "CHAIN", "exception.type": "ExceptionEvent", "exception.message": exc.Message,
 		"http.response.status_code": int64(500), "langfuse.observation.level": "ERROR"})
 	if e.Status().Code != codes.Error || len(e.Events()) != 1 {
 		t.Fatalf("ExceptionEvent span status %v, events %v", e.Status(), e.Events())

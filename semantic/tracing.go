@@ -198,6 +198,7 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	name := event.Name(d.Event)
 	subject, _ := d.Topic.Subject()
 	attrs := []attribute.KeyValue{
+		attribute.String(SpanKindKey, KindChain),
 		attribute.String("messaging.system", "nats.jetstream"),
 		attribute.String("messaging.source", subject),
 		attribute.String("messaging.operation", "receive"),
@@ -210,7 +211,8 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	}
 	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attrs[0]))
 	return ctx, func(err error) {
 		if err != nil {
 			proc.RecordError(err)
