@@ -136,8 +136,18 @@ func convention(ev event.Event) ([]attr, error) {
 		c.kind(KindTool)
 		c.str("tool.name", e.Name)
 		c.str("tool.description", e.Description)
+		c.str("tool.id", e.ToolCallID)
 		c.dumps("tool.json_schema", e.JSONSchema)
-		c.dumps("tool.parameters", e.Parameters)
+		// tool.parameters is the definition of the parameters: the schema.
+		if e.JSONSchema != nil {
+			c.dumps("tool.parameters", e.JSONSchema)
+		}
+		// The call's arguments are its input.
+		if e.Parameters != nil {
+			c.dumps("input.value", e.Parameters)
+			c.add("input.mime_type", "application/json")
+		}
+		c.toolOutput(ev)
 	case find[event.ChainEvent](ev) != nil:
 		c.kind(KindChain)
 		c.dumps("metadata", find[event.ChainEvent](ev).Metadata)
@@ -284,6 +294,25 @@ func (c *conv) toolCall(p string, tc map[string]json.RawMessage) {
 		return
 	}
 	c.dumps(p+"function.arguments", args)
+}
+
+// toolOutput adds the tool's result, the member "result" (or "output")
+// its producer attached: a string as it is, other JSON as JSON.
+func (c *conv) toolOutput(ev event.Event) {
+	for _, key := range []string{"result", "output"} {
+		raw, ok := event.Extra(ev, key)
+		if !ok || isNull(raw) {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			c.add("output.value", s)
+			return
+		}
+		c.dumps("output.value", json.RawMessage(raw))
+		c.add("output.mime_type", "application/json")
+		return
+	}
 }
 
 func isNull(raw json.RawMessage) bool {

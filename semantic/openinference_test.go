@@ -4,9 +4,12 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 
+	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/semantic"
+	"github.com/saap-go/agent/step"
 )
 
 // spanAttrs returns the span attributes of ev by key.
@@ -163,4 +166,86 @@ func TestOpenInferenceMessageContentOnce(t *testing.T) {
 // Every span needs openinference.span.kind; an ExceptionEvent's is CHAIN.
 func TestOpenInferenceExceptionKind(t *testing.T) {
 	wantString(t, spanAttrs(t, &event.ExceptionEvent{Message: "m"}), "openinference.span.kind", "CHAIN")
+}
+
+// A TOOL span shows the call: input.value the arguments (input.mime_type
+// application/json), output.value the tool's result, tool.id the call's
+// id. tool.parameters is the tool's parameter definition, so it is the
+// schema, and absent when the schema is not known, never the arguments.
+func TestOpenInferenceToolSpan(t *testing.T) {
+	ev := decode(t, `{"_event_name":"ToolEvent","tool_call_id":"c1","name":"search",
+		"json_schema":{"type":"object","properties":{"q":{"type":"string"}}},"parameters":{"q":"bern"},
+		"result":"Bern is the capital."}`)
+	m := spanAttrs(t, ev)
+	wantString(t, m, "tool.id", "c1")
+	wantString(t, m, "input.value", `{"q": "bern"}`)
+	wantString(t, m, "input.mime_type", "application/json")
+	wantString(t, m, "output.value", "Bern is the capital.")
+	wantString(t, m, "tool.parameters", `{"properties": {"q": {"type": "string"}}, "type": "object"}`)
+	wantAbsent(t, m, "output.mime_type")
+
+	// A structured result is JSON, and says so.
+	m = spanAttrs(t, decode(t, `{"_event_name":"ToolEvent","name":"add","parameters":{"a":1},"result":{"sum": 3}}`))
+	wantString(t, m, "output.value", `{"sum": 3}`)
+	wantString(t, m, "output.mime_type", "application/json")
+	wantString(t, m, "input.value", `{"a": 1}`)
+	wantAbsent(t, m, "tool.parameters", "tool.id")
+}
+
+// A tool that failed (its event carries "error") makes a TOOL span with
+// status Error and an exception event holding the error; one that
+// succeeded stays unset.
+func TestOpenInferenceFailedToolSpan(t *testing.T) {
+	rec := newRecorder(t)
+	call := step.New(func(ctx step.Context, q *event.UserMessageEvent) ([]event.Event, error) {
+		bad := &event.ToolEvent{Name: str("bad"), ToolCallID: str("c1")}
+		if err := event.SetExtra(bad, "error", []byte(`"disk full"`)); err != nil {
+			return nil, err
+		}
+		good := &event.ToolEvent{Name: str("good"), ToolCallID: str("c2")}
+		if err := event.SetExtra(good, "result", []byte(`"ok"`)); err != nil {
+			return nil, err
+		}
+		return []event.Event{bad, good, &event.StopEvent{}}, nil
+	}, step.Name("call"), step.Emits(&event.ToolEvent{}, &event.StopEvent{}))
+	w, err := step.NewWorkflow("ToolSpanAgent", call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall())
+	h.Start(user())
+	var bad, good []attribute.KeyValue
+	var badStatus, goodStatus codes.Code
+	var badEvents, goodEvents int
+	var excAttrs []attribute.KeyValue
+	for _, s := range rec.spans.Ended() {
+		if s.Name() != "ToolEvent" {
+			continue
+		}
+		switch attrs(s)["tool.name"].AsString() {
+		case "bad":
+			bad, badStatus, badEvents = s.Attributes(), s.Status().Code, len(s.Events())
+			if badEvents == 1 && s.Events()[0].Name == "exception" {
+				excAttrs = s.Events()[0].Attributes
+			}
+		case "good":
+			good, goodStatus, goodEvents = s.Attributes(), s.Status().Code, len(s.Events())
+		}
+	}
+	if bad == nil || good == nil {
+		t.Fatalf("tool spans: bad %v, good %v", bad, good)
+	}
+	if badStatus != codes.Error || excAttrs == nil {
+		t.Errorf("failed tool: status %v, %d events, want Error and an exception event", badStatus, badEvents)
+	}
+	exc := map[string]string{}
+	for _, kv := range excAttrs {
+		exc[string(kv.Key)] = kv.Value.Emit()
+	}
+	if exc["exception.message"] != "disk full" || exc["exception.type"] == "" {
+		t.Errorf("exception event attributes %v", excAttrs)
+	}
+	if goodStatus == codes.Error || goodEvents != 0 {
+		t.Errorf("tool that worked: status %v, %d events", goodStatus, goodEvents)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -432,6 +433,10 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 			es.AddEvent("exception", trace.WithTimestamp(end), trace.WithAttributes(
 				attribute.String("exception.type", exceptionType(o)), attribute.String("exception.message", exc.Message)))
 			es.SetStatus(codes.Error, exc.Message)
+		} else if msg, ok := toolError(o); ok {
+			es.AddEvent("exception", trace.WithTimestamp(end), trace.WithAttributes(
+				attribute.String("exception.type", "ToolError"), attribute.String("exception.message", msg)))
+			es.SetStatus(codes.Error, msg)
 		}
 		es.End(trace.WithTimestamp(end))
 		prev = end
@@ -451,6 +456,23 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+}
+
+// toolError is the error of a failed tool call: the member "error" of
+// its ToolEvent.
+func toolError(o event.Event) (string, bool) {
+	if find[event.ToolEvent](o) == nil {
+		return "", false
+	}
+	raw, ok := event.Extra(o, "error")
+	if !ok || isNull(raw) {
+		return "", false
+	}
+	var msg string
+	if json.Unmarshal(raw, &msg) != nil {
+		msg = string(raw) // not a string: the JSON shows what went wrong
+	}
+	return msg, true
 }
 
 // delegation records the delegation an AITL request starts: a producer
