@@ -39,8 +39,8 @@ type attr struct {
 	val any
 }
 
-// Convention returns the OpenInference attributes of a semantic event as
-// the reference computes them, keyed by attribute name. Values have the
+// Convention returns the OpenInference attributes of a semantic event,
+// keyed by attribute name. Values have the
 // reference's JSON types: strings (JSON-encoded ones included), int64,
 // float64, []float64, and for llm.prompt_template.variables, which holds
 // a structure itself, map[string]any. An event that is not semantic
