@@ -195,6 +195,9 @@ func (t *Tracing) Deliver(ctx context.Context, d interceptor.Delivery) (context.
 // consumerSpans starts the reference's consumer span "<consumer>.receive
 // <event>" and its child "<consumer>.process <event>" under the run span;
 // end closes both.
+// chainKind is built once: the consumer spans are on every delivery's path.
+var chainKind = trace.WithAttributes(attribute.String(SpanKindKey, KindChain))
+
 func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	name := event.Name(d.Event)
 	subject, _ := d.Topic.Subject()
@@ -212,8 +215,7 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	}
 	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attrs[0]))
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal), chainKind)
 	return ctx, func(err error) {
 		if err != nil {
 			proc.RecordError(err)
