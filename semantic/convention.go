@@ -40,11 +40,10 @@ type attr struct {
 }
 
 // Convention returns the OpenInference attributes of a semantic event,
-// keyed by attribute name. Values have the
-// reference's JSON types: strings (JSON-encoded ones included), int64,
-// float64, []float64, and for llm.prompt_template.variables, which holds
-// a structure itself, map[string]any. An event that is not semantic
-// returns ErrNoConvention.
+// keyed by attribute name. Values have the reference's JSON types:
+// strings (JSON-encoded ones included), int64, float64, []float64, and
+// for llm.prompt_template.variables, which holds a structure itself,
+// map[string]any. An event that is not semantic returns ErrNoConvention.
 func Convention(ev event.Event) (map[string]any, error) {
 	as, err := convention(ev)
 	if err != nil {
