@@ -83,6 +83,11 @@ func TestLLMLoopParallelTools(t *testing.T) {
 	agenttest.Equal(t, res.Count("ToolEvent"), 2)
 	tools := res.Get("ToolEvent")
 	agenttest.Equal(t, []string{*tools[0].(*event.ToolEvent).Name, *tools[1].(*event.ToolEvent).Name}, []string{"a", "b"})
+	// Each ToolEvent carries what its tool returned, for the traces.
+	for _, e := range tools {
+		raw, _ := event.Extra(e, "result")
+		agenttest.Equal(t, string(raw), `"done"`)
+	}
 	reqs := p.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model calls, want 2", len(reqs))
@@ -127,6 +132,13 @@ func TestLLMLoopToolErrorsGoBackToTheModel(t *testing.T) {
 		}
 	}
 	agenttest.Equal(t, res.Count("ToolEvent"), 3) // the missing tool did not run
+	// Each ToolEvent of a failed call carries the error, and no result.
+	for _, e := range res.Get("ToolEvent") {
+		raw, ok := event.Extra(e, "error")
+		if _, has := event.Extra(e, "result"); !ok || has || len(raw) < 3 { // a non-empty JSON string
+			t.Errorf("%s: error %s (%v), result set %v", *e.(*event.ToolEvent).Name, raw, ok, has)
+		}
+	}
 }
 
 func TestLLMLoopIterationLimit(t *testing.T) {

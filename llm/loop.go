@@ -324,7 +324,8 @@ func compactJSON(raw json.RawMessage) string {
 }
 
 // runTools runs the pending calls that may run, in parallel, and returns
-// every call's result in the model's order, with a ToolEvent per call run.
+// every call's result in the model's order, with a ToolEvent per call run that
+// carries the result (member "result") or the error (member "error").
 func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event) {
 	results := make([]Block, len(st.Pending))
 	ran := make([]event.Event, len(st.Pending))
@@ -354,9 +355,11 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 				}
 				ctx.Logger().InfoContext(ctx, "llm: tool failed; the model is told", attrs...)
 				results[i] = ToolResult(u.ToolUseID, "error: "+err.Error(), true)
+				attach(ran[i], "error", err.Error())
 				return
 			}
 			results[i] = ToolResult(u.ToolUseID, out, false)
+			attach(ran[i], "result", out)
 		}()
 	}
 	wg.Wait()
@@ -367,6 +370,13 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 		}
 	}
 	return results, evs
+}
+
+// attach records a call's outcome on its ToolEvent as the member key,
+// for the traces (semantic reads "result" and "error").
+func attach(ev event.Event, key, s string) {
+	raw, _ := json.Marshal(s)
+	_ = event.SetExtra(ev, key, raw) // valid JSON, a key the event does not declare
 }
 
 // callTool calls c, turning a panic into an error (and its stack, for

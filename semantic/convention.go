@@ -33,18 +33,17 @@ const SpanKindKey = "openinference.span.kind"
 var ErrNoConvention = errors.New("semantic: the event has no OpenInference attributes")
 
 // attr is one attribute with a JSON-typed value: string, int64, float64,
-// bool, []float64, map[string]any, []any or, inside those, nil.
+// bool, []float64 or map[string]any (of strings).
 type attr struct {
 	key string
 	val any
 }
 
-// Convention returns the OpenInference attributes of a semantic event as
-// the reference computes them, keyed by attribute name. Values have the
-// reference's JSON types: strings (JSON-encoded ones included), int64,
-// float64, []float64, and for the two attributes that hold a structure
-// itself (llm.prompt_template.variables, llm.tools) map[string]any and
-// []any. An event that is not semantic returns ErrNoConvention.
+// Convention returns the OpenInference attributes of a semantic event,
+// keyed by attribute name. Values have the reference's JSON types:
+// strings (JSON-encoded ones included), int64, float64, []float64, and
+// for llm.prompt_template.variables, which holds a structure itself,
+// map[string]any. An event that is not semantic returns ErrNoConvention.
 func Convention(ev event.Event) (map[string]any, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -58,8 +57,8 @@ func Convention(ev event.Event) (map[string]any, error) {
 }
 
 // Attributes returns the OpenInference attributes of a semantic event as
-// span attributes, in the reference's order. Structures become OTel map
-// and slice values. An event that is not semantic returns ErrNoConvention.
+// span attributes, in the reference's order. A structure becomes an OTel
+// map value. An event that is not semantic returns ErrNoConvention.
 func Attributes(ev event.Event) ([]attribute.KeyValue, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -84,12 +83,6 @@ func otelValue(v any) attribute.Value {
 		return attribute.BoolValue(v)
 	case []float64:
 		return attribute.Float64SliceValue(v)
-	case []any:
-		vs := make([]attribute.Value, len(v))
-		for i, e := range v {
-			vs[i] = otelValue(e)
-		}
-		return attribute.SliceValue(vs...)
 	case map[string]any:
 		kvs := make([]attribute.KeyValue, 0, len(v))
 		for _, k := range sortedKeys(v) {
@@ -110,8 +103,9 @@ func convention(ev event.Event) ([]attr, error) {
 	switch {
 	case find[event.ExceptionEvent](ev) != nil:
 		e := find[event.ExceptionEvent](ev)
-		// No span kind and no filter of unset values.
-		return []attr{{"exception.type", statusCode(e)}, {"exception.message", e.Message}}, nil
+		// No filter of unset values.
+		return []attr{{SpanKindKey, KindChain}, {"exception.type", exceptionType(ev)}, {"exception.message", e.Message},
+			{"http.response.status_code", statusCode(e)}}, nil
 	case find[event.LLMEvent](ev) != nil:
 		c.llm(find[event.LLMEvent](ev))
 	case find[event.RetrieverEvent](ev) != nil:
@@ -141,8 +135,18 @@ func convention(ev event.Event) ([]attr, error) {
 		c.kind(KindTool)
 		c.str("tool.name", e.Name)
 		c.str("tool.description", e.Description)
+		c.str("tool.id", e.ToolCallID)
 		c.dumps("tool.json_schema", e.JSONSchema)
-		c.dumps("tool.parameters", e.Parameters)
+		// tool.parameters is the definition of the parameters: the schema.
+		if e.JSONSchema != nil {
+			c.dumps("tool.parameters", e.JSONSchema)
+		}
+		// The call's arguments are its input.
+		if e.Parameters != nil {
+			c.dumps("input.value", e.Parameters)
+			c.add("input.mime_type", "application/json")
+		}
+		c.toolOutput(ev)
 	case find[event.ChainEvent](ev) != nil:
 		c.kind(KindChain)
 		c.dumps("metadata", find[event.ChainEvent](ev).Metadata)
@@ -193,10 +197,14 @@ func (c *conv) dumps(k string, v any) {
 
 func (c *conv) llm(e *event.LLMEvent) {
 	c.kind(KindLLM)
-	c.dumps("llm.invocation_parameters", e.InvocationParameters)
+	if len(e.InvocationParameters) > 0 {
+		c.dumps("llm.invocation_parameters", e.InvocationParameters)
+	}
 	c.str("llm.model_name", e.ChatModelName)
 	c.str("llm.provider", e.Provider)
-	c.str("llm.system", e.System)
+	if s := llmSystem(e); s != "" {
+		c.add("llm.system", s)
+	}
 	c.str("llm.prompt_template.template", e.PromptTemplate)
 	if e.PromptTemplateVariables != nil {
 		m := make(map[string]any, len(e.PromptTemplateVariables))
@@ -209,16 +217,9 @@ func (c *conv) llm(e *event.LLMEvent) {
 	c.int("llm.token_count.prompt", e.TokenCountPrompt)
 	c.int("llm.token_count.completion", e.TokenCountCompletion)
 	c.int("llm.token_count.total", e.TokenCountTotal)
-	if e.Tools != nil {
-		l := make([]any, len(e.Tools))
-		for i, t := range e.Tools {
-			m, err := rawMap(t)
-			if err != nil {
-				c.err = errors.Join(c.err, fmt.Errorf("llm.tools: %w", err))
-			}
-			l[i] = m
-		}
-		c.add("llm.tools", l)
+	// OpenInference flattens the tool list: one JSON string per tool.
+	for i, t := range e.Tools {
+		c.dumps("llm.tools."+strconv.Itoa(i)+".tool.json_schema", t)
 	}
 	c.messages("llm.input_messages", e.InputMessages)
 	c.messages("llm.output_messages", e.OutputMessages)
@@ -229,10 +230,15 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 		m := &ms[i]
 		p := prefix + "." + strconv.Itoa(i) + ".message."
 		c.add(p+"role", m.Role)
-		c.add(p+"content", m.Content()) // never unset, may be ""
+		// One text is message.content, several parts or another kind
+		// message.contents, never both.
+		parts := len(m.Contents) > 1 || len(m.Contents) == 1 && m.Contents[0].Type != "text"
+		if !parts {
+			c.add(p+"content", m.Content()) // "" for a message without contents
+		}
 		c.str(p+"name", m.Name)
-		if m.ToolCalls != nil {
-			c.dumps(p+"tool_calls", m.ToolCalls)
+		for j, tc := range m.ToolCalls {
+			c.toolCall(p+"tool_calls."+strconv.Itoa(j)+".tool_call.", tc)
 		}
 		c.str(p+"function_call_name", m.FunctionCallName)
 		if m.FunctionCallArgumentsJSON != nil {
@@ -240,6 +246,9 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 		}
 		c.str(p+"tool_call_id", m.ToolCallID)
 		for j, b := range m.Contents {
+			if !parts {
+				break
+			}
 			q := p + "contents." + strconv.Itoa(j) + "."
 			c.add(q+"message_content.type", b.Type)
 			switch b.Type {
@@ -254,6 +263,60 @@ func (c *conv) messages(prefix string, ms []event.Message) {
 			}
 		}
 	}
+}
+
+// toolCall flattens one tool call, in the OpenAI shape (id, function
+// with name and arguments) or flat (id, name, arguments).
+func (c *conv) toolCall(p string, tc map[string]json.RawMessage) {
+	fields := tc
+	if raw, ok := tc["function"]; ok {
+		var fn map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fn); err == nil && fn != nil {
+			fields = fn
+		}
+	}
+	var id, name string
+	if json.Unmarshal(tc["id"], &id) == nil && id != "" {
+		c.add(p+"id", id)
+	}
+	if json.Unmarshal(fields["name"], &name) == nil && name != "" {
+		c.add(p+"function.name", name)
+	}
+	args, ok := fields["arguments"]
+	if !ok || isNull(args) {
+		return
+	}
+	// OpenAI sends the arguments as a JSON string already.
+	var s string
+	if json.Unmarshal(args, &s) == nil {
+		c.add(p+"function.arguments", s)
+		return
+	}
+	c.dumps(p+"function.arguments", args)
+}
+
+// toolOutput adds the tool's result, the member "result" (or "output")
+// its producer attached: a string as it is, other JSON as JSON.
+func (c *conv) toolOutput(ev event.Event) {
+	for _, key := range []string{"result", "output"} {
+		raw, ok := event.Extra(ev, key)
+		if !ok || isNull(raw) {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			c.add("output.value", s)
+			return
+		}
+		c.dumps("output.value", json.RawMessage(raw))
+		c.add("output.mime_type", "application/json")
+		return
+	}
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }
 
 func (c *conv) documents(prefix string, nodes []event.IngestedNode) {
@@ -279,55 +342,6 @@ func (c *conv) documents(prefix string, nodes []event.IngestedNode) {
 			{"inserted_at", n.InsertedAt},
 		})
 	}
-}
-
-// rawMap decodes a map of raw JSON values into JSON-typed values.
-func rawMap(m map[string]json.RawMessage) (map[string]any, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(map[string]any, len(m))
-	var errs error
-	for k, raw := range m {
-		v, err := rawValue(raw)
-		errs = errors.Join(errs, err)
-		out[k] = v
-	}
-	return out, errs
-}
-
-func rawValue(raw json.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid JSON value: %w", err)
-	}
-	return numbers(v), nil
-}
-
-// numbers turns json.Number into int64 where integral, else float64.
-func numbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case map[string]any:
-		for k, e := range v {
-			v[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = numbers(e)
-		}
-	}
-	return v
 }
 
 // find returns the T that ev is or embeds (at any depth), or nil.
@@ -359,6 +373,19 @@ func find[T any](ev event.Event) *T {
 		level = next
 	}
 	return nil
+}
+
+// exceptionType names the type of the exception ev reports: the
+// error_type it carries (a Python producer's exception class), else its
+// event class.
+func exceptionType(ev event.Event) string {
+	if raw, ok := event.Extra(ev, "error_type"); ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return event.Name(ev)
 }
 
 // statusCode is the http_status_code as written on the wire: the zero

@@ -76,7 +76,7 @@ func TestConvention(t *testing.T) {
 		name, event, want string
 	}{
 		{"llm unset", `{"_event_name":"LLMEvent"}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null"}`},
+			`{"openinference.span.kind":"LLM"}`},
 		{"llm every field", `{"_event_name":"LLMEvent",
 			"invocation_parameters":{"temperature":0.2,"stop":["\n"],"name":"Zürich"},
 			"chat_model_name":"m","provider":"p","system":"openai",
@@ -93,8 +93,8 @@ func TestConvention(t *testing.T) {
 			"llm.model_name":"m","llm.provider":"p","llm.system":"openai",
 			"llm.prompt_template.template":"Hello {x}","llm.prompt_template.variables":{"x":"world"},"llm.prompt_template.version":"v2",
 			"llm.token_count.prompt":1,"llm.token_count.completion":2,"llm.token_count.total":3,
-			"llm.tools":[{"type":"function","function":{"name":"f","parameters":{"n":1}}}],
-			"llm.input_messages.0.message.role":"user","llm.input_messages.0.message.content":"look here",
+			"llm.tools.0.tool.json_schema":` + q(`{"function": {"name": "f", "parameters": {"n": 1}}, "type": "function"}`) + `,
+			"llm.input_messages.0.message.role":"user",
 			"llm.input_messages.0.message.name":"ann",
 			"llm.input_messages.0.message.contents.0.message_content.type":"text",
 			"llm.input_messages.0.message.contents.0.message_content.text":"look ",
@@ -106,18 +106,19 @@ func TestConvention(t *testing.T) {
 			"llm.input_messages.0.message.contents.3.message_content.type":"text",
 			"llm.input_messages.0.message.contents.3.message_content.text":"here",
 			"llm.output_messages.0.message.role":"assistant","llm.output_messages.0.message.content":"",
-			"llm.output_messages.0.message.tool_calls":` + q(`[{"id": "c1", "name": "f"}]`) + `,
+			"llm.output_messages.0.message.tool_calls.0.tool_call.id":"c1",
+			"llm.output_messages.0.message.tool_calls.0.tool_call.function.name":"f",
 			"llm.output_messages.0.message.function_call_name":"f",
 			"llm.output_messages.0.message.function_call_arguments_json":` + q(`{"a": "\u00e9", "b": 2}`) + `,
 			"llm.output_messages.0.message.tool_call_id":"c1"}`},
 		{"image without url", `{"_event_name":"LLMEvent","input_messages":[{"role":"user","contents":[{"type":"image","url":null}]}]}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null",
-			"llm.input_messages.0.message.role":"user","llm.input_messages.0.message.content":"",
+			`{"openinference.span.kind":"LLM",
+			"llm.input_messages.0.message.role":"user",
 			"llm.input_messages.0.message.contents.0.message_content.type":"image"}`},
 		{"llm stop", `{"_event_name":"LLMStopEvent","chat_model_name":"m"}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null","llm.model_name":"m"}`},
+			`{"openinference.span.kind":"LLM","llm.model_name":"m"}`},
 		{"refusal stop", `{"_event_name":"RefusalStopEvent","reason":"out_of_scope","token_count_total":7}`,
-			`{"openinference.span.kind":"LLM","llm.invocation_parameters":"null","llm.token_count.total":7}`},
+			`{"openinference.span.kind":"LLM","llm.token_count.total":7}`},
 		{"retriever", `{"_event_name":"RetrieverEvent","nodes":[
 			{"id":"n1","content":"alpha","document_id":"d1","source":"wiki","namespace":"ns","score":0.75,"source_origin":"upload"},
 			{"id":"n2","content":"beta","document_id":"d2","source":"wiki","namespace":"ns"}]}`,
@@ -143,21 +144,22 @@ func TestConvention(t *testing.T) {
 			`{"openinference.span.kind":"EMBEDDING","embedding.model_name":"e5",
 			"embedding.embeddings.0.embedding.text":"one","embedding.embeddings.0.embedding.vector":[0.5,-1.25],
 			"embedding.embeddings.1.embedding.vector":[2.5]}`},
-		{"tool", `{"_event_name":"ToolEvent","tool_call_id":"not emitted","name":"search","description":"finds",
+		{"tool", `{"_event_name":"ToolEvent","tool_call_id":"c1","name":"search","description":"finds",
 			"json_schema":{"type":"object","properties":{"q":{"type":"string"}}},"parameters":{"q":"zürich"}}`,
-			`{"openinference.span.kind":"TOOL","tool.name":"search","tool.description":"finds",
+			`{"openinference.span.kind":"TOOL","tool.name":"search","tool.description":"finds","tool.id":"c1",
 			"tool.json_schema":` + q(`{"properties": {"q": {"type": "string"}}, "type": "object"}`) + `,
-			"tool.parameters":` + q(`{"q": "z\u00fcrich"}`) + `}`},
+			"tool.parameters":` + q(`{"properties": {"q": {"type": "string"}}, "type": "object"}`) + `,
+			"input.value":` + q(`{"q": "z\u00fcrich"}`) + `,"input.mime_type":"application/json"}`},
 		{"tool unset", `{"_event_name":"ToolEvent"}`,
-			`{"openinference.span.kind":"TOOL","tool.json_schema":"null","tool.parameters":"null"}`},
+			`{"openinference.span.kind":"TOOL","tool.json_schema":"null"}`},
 		{"chain", `{"_event_name":"ChainEvent","metadata":{"step":"condense","n":2}}`,
 			`{"openinference.span.kind":"CHAIN","metadata":` + q(`{"n": 2, "step": "condense"}`) + `}`},
 		{"chain unset", `{"_event_name":"ChainEvent"}`, `{"openinference.span.kind":"CHAIN","metadata":"null"}`},
 		{"agent", `{"_event_name":"AgentEvent"}`, `{"openinference.span.kind":"AGENT"}`},
 		{"exception", `{"_event_name":"ExceptionEvent","message":"boom"}`,
-			`{"exception.type":500,"exception.message":"boom"}`},
+			`{"openinference.span.kind":"CHAIN","exception.type":"ExceptionEvent","exception.message":"boom","http.response.status_code":500}`},
 		{"exception with status", `{"_event_name":"ExceptionEvent","message":"","http_status_code":404}`,
-			`{"exception.type":404,"exception.message":""}`},
+			`{"openinference.span.kind":"CHAIN","exception.type":"ExceptionEvent","exception.message":"","http.response.status_code":404}`},
 	}
 	for _, name := range []string{"GuardEvent", "GuardAcceptEvent", "AgentSuitabilityAcceptEvent", "ContextSufficientAcceptEvent",
 		"FewShotAcceptEvent", "SensitiveInfoAcceptEvent", "GuardRejectionEvent", "AgentSuitabilityRejectEvent",
@@ -201,7 +203,7 @@ func TestConvention(t *testing.T) {
 }
 
 // The attribute types follow the reference: integers stay integers, JSON
-// strings are strings, structures are OTel maps and slices.
+// strings are strings, the template variables an OTel map.
 func TestAttributeTypes(t *testing.T) {
 	ev := decode(t, `{"_event_name":"LLMEvent","token_count_total":3,"prompt_template_variables":{"x":"y"},
 		"tools":[{"name":"f"}]}`)
@@ -215,21 +217,21 @@ func TestAttributeTypes(t *testing.T) {
 	}
 	want := map[string]attribute.Type{
 		"openinference.span.kind":       attribute.STRING,
-		"llm.invocation_parameters":     attribute.STRING,
 		"llm.token_count.total":         attribute.INT64,
 		"llm.prompt_template.variables": attribute.MAP,
-		"llm.tools":                     attribute.SLICE,
+		"llm.tools.0.tool.json_schema":  attribute.STRING,
 	}
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("types %v, want %v", types, want)
 	}
 	exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m", HTTPStatusCode: 502})
-	if exc[0].Key != "exception.type" || exc[0].Value.Type() != attribute.INT64 || exc[0].Value.AsInt64() != 502 {
+	if exc[1].Key != "exception.type" || exc[1].Value.Type() != attribute.STRING ||
+		exc[3].Key != "http.response.status_code" || exc[3].Value.AsInt64() != 502 {
 		t.Fatalf("exception attributes %v", exc)
 	}
 	// A Go value left at zero is written with the default, 500.
-	if exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m"}); exc[0].Value.AsInt64() != 500 {
-		t.Fatalf("exception.type of an unset status %v", exc[0].Value)
+	if exc, _ := semantic.Attributes(&event.ExceptionEvent{Message: "m"}); exc[3].Value.AsInt64() != 500 {
+		t.Fatalf("http.response.status_code of an unset status %v", exc[3].Value)
 	}
 	emb, _ := semantic.Attributes(&event.EmbeddingEvent{Embeddings: []event.Embedding{{Vector: []float64{1, 2}}}})
 	if v := emb[len(emb)-1].Value; v.Type() != attribute.FLOAT64SLICE || !reflect.DeepEqual(v.AsFloat64Slice(), []float64{1, 2}) {

@@ -6,11 +6,19 @@
 //
 // Attributes and Convention map each semantic event (LLM, retriever,
 // reranker, embedding, tool, chain, agent, guard events and their
-// subclasses, and ExceptionEvent) to the OpenInference attributes the
-// Python platform produces: the same keys, JSON strings where it writes
-// JSON strings (with Python's json.dumps spacing and ASCII escapes),
-// unset values dropped, and "null" kept where it writes the string
-// "null".
+// subclasses, and ExceptionEvent) to OpenInference attributes, mostly as
+// the Python platform produces them: JSON strings with Python's
+// json.dumps spacing and ASCII escapes, unset values dropped. Where the
+// platform strays from the OpenInference spec, the spec wins, so that
+// Phoenix and Langfuse show the spans as they should: tools and tool
+// calls are flattened (llm.tools.N.tool.json_schema,
+// message.tool_calls.M.tool_call.*), llm.invocation_parameters is
+// written only when there are some, llm.system names the AI product, a
+// message is either message.content (one text) or message.contents.N
+// (several parts), exception.type is a string, every span has a kind
+// (CHAIN for exceptions and the consumer's spans) and a TOOL span has
+// input.value, output.value (the ToolEvent's "result" member) and
+// tool.id; a ToolEvent with an "error" member marks its span failed.
 //
 // # Spans
 //

@@ -28,11 +28,9 @@ func ExampleConvention() {
 	}
 	// Output:
 	// llm.input_messages.0.message.content = "Hi"
-	// llm.input_messages.0.message.contents.0.message_content.text = "Hi"
-	// llm.input_messages.0.message.contents.0.message_content.type = "text"
 	// llm.input_messages.0.message.role = "user"
-	// llm.invocation_parameters = "null"
 	// llm.model_name = "gpt-4o"
+	// llm.system = "openai"
 	// llm.token_count.total = 12
 	// openinference.span.kind = "LLM"
 }

@@ -213,6 +213,9 @@ func TestMultiStepRunSpans(t *testing.T) {
 			t.Fatalf("parent of %s: %v; spans %s", proc.Name(), recv, tree)
 		}
 		tree.parentOf(run, recv)
+		// OpenInference viewers need a kind on every span: the hops are chains.
+		wantAttrs(t, recv, map[string]any{"openinference.span.kind": "CHAIN"})
+		wantAttrs(t, proc, map[string]any{"openinference.span.kind": "CHAIN"})
 		wantAttrs(t, s, map[string]any{"saap.step.name": name, "saap.step.trigger": trigger, "saap.step.attempt": int64(1),
 			"saap.step.rerun": false, "saap.step.outcome": "ok", "session.id": "thread-1", "openinference.span.kind": "CHAIN"})
 		if k := attrs(s)["saap.step.idempotency_key"].AsString(); k == "" {
@@ -228,7 +231,7 @@ func TestMultiStepRunSpans(t *testing.T) {
 	tool, llm := tree.one("ToolEvent"), tree.one("LLMEvent")
 	tree.parentOf(gen, tool)
 	tree.parentOf(gen, llm)
-	wantAttrs(t, tool, map[string]any{"openinference.span.kind": "TOOL", "tool.name": "search", "tool.parameters": "null"})
+	wantAttrs(t, tool, map[string]any{"openinference.span.kind": "TOOL", "tool.name": "search", "tool.json_schema": "null"})
 	wantAttrs(t, llm, map[string]any{"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o", "llm.token_count.total": int64(12),
 		"llm.input_messages.0.message.content": "capital?"})
 	// Each semantic span ends at its event's created_at and starts where the
@@ -302,10 +305,20 @@ func TestCrashedRunSpans(t *testing.T) {
 		t.Errorf("step span events %v", s.Events())
 	}
 	wantAttrs(t, s, map[string]any{"saap.step.outcome": "error", "langfuse.session.id": res.Topic().Thread})
-	wantAttrs(t, e, map[string]any{"exception.type": int64(500), "exception.message": exc.Message,
-		"langfuse.observation.level": "ERROR"})
+	wantAttrs(t, e, map[string]any{"openinference.span.kind": "CHAIN", "exception.type": "ExceptionEvent", "exception.message": exc.Message,
+		"http.response.status_code": int64(500), "langfuse.observation.level": "ERROR"})
 	if e.Status().Code != codes.Error || len(e.Events()) != 1 {
-		t.Errorf("ExceptionEvent span status %v, events %v", e.Status(), e.Events())
+		t.Fatalf("ExceptionEvent span status %v, events %v", e.Status(), e.Events())
+	}
+	// The exception event names the type once, as a string.
+	var types []attribute.Value
+	for _, kv := range e.Events()[0].Attributes {
+		if kv.Key == "exception.type" {
+			types = append(types, kv.Value)
+		}
+	}
+	if len(types) != 1 || types[0].Type() != attribute.STRING || types[0].AsString() != "ExceptionEvent" {
+		t.Errorf("exception event's exception.type %v", types)
 	}
 	wantAttrs(t, run, map[string]any{"saap.run.outcome": "crashed", "langfuse.user.id": "user-7", "langfuse.trace.name": "CrashAgent"})
 	if run.Status().Code != codes.Error || run.Status().Description != exc.Message {

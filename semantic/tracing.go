@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -194,10 +195,14 @@ func (t *Tracing) Deliver(ctx context.Context, d interceptor.Delivery) (context.
 // consumerSpans starts the reference's consumer span "<consumer>.receive
 // <event>" and its child "<consumer>.process <event>" under the run span;
 // end closes both.
+// chainKind is built once: the consumer spans are on every delivery's path.
+var chainKind = trace.WithAttributes(attribute.String(SpanKindKey, KindChain))
+
 func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	name := event.Name(d.Event)
 	subject, _ := d.Topic.Subject()
 	attrs := []attribute.KeyValue{
+		attribute.String(SpanKindKey, KindChain),
 		attribute.String("messaging.system", "nats.jetstream"),
 		attribute.String("messaging.source", subject),
 		attribute.String("messaging.operation", "receive"),
@@ -210,7 +215,7 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	}
 	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal), chainKind)
 	return ctx, func(err error) {
 		if err != nil {
 			proc.RecordError(err)
@@ -426,9 +431,14 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		}
 		_, es := t.tracer.Start(ctx, event.Name(o), trace.WithTimestamp(from), trace.WithAttributes(as...))
 		if exc := find[event.ExceptionEvent](o); exc != nil {
-			es.RecordError(errors.New(exc.Message), trace.WithTimestamp(end),
-				trace.WithAttributes(attribute.Int64("exception.type", statusCode(exc))))
+			// AddEvent, not RecordError: that would add the Go error's type.
+			es.AddEvent("exception", trace.WithTimestamp(end), trace.WithAttributes(
+				attribute.String("exception.type", exceptionType(o)), attribute.String("exception.message", exc.Message)))
 			es.SetStatus(codes.Error, exc.Message)
+		} else if msg, ok := toolError(o); ok {
+			es.AddEvent("exception", trace.WithTimestamp(end), trace.WithAttributes(
+				attribute.String("exception.type", "ToolError"), attribute.String("exception.message", msg)))
+			es.SetStatus(codes.Error, msg)
 		}
 		es.End(trace.WithTimestamp(end))
 		prev = end
@@ -448,6 +458,23 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+}
+
+// toolError is the error of a failed tool call: the member "error" of
+// its ToolEvent.
+func toolError(o event.Event) (string, bool) {
+	if find[event.ToolEvent](o) == nil {
+		return "", false
+	}
+	raw, ok := event.Extra(o, "error")
+	if !ok || isNull(raw) {
+		return "", false
+	}
+	var msg string
+	if json.Unmarshal(raw, &msg) != nil {
+		msg = string(raw) // not a string: the JSON shows what went wrong
+	}
+	return msg, true
 }
 
 // delegation records the delegation an AITL request starts: a producer
