@@ -432,8 +432,9 @@ func fieldOf(err error) string {
 }
 
 // publish sends d: first the user echo of a display event on the UserAgent
-// subject (core), then the event with a fresh id to the agent's control
-// subject (JetStream), as the reference's distributor does.
+// subject (core), then the event to the agent's control subject
+// (JetStream), with a fresh id for a start and the echo's id for a HITL or
+// BITL answer, as the reference's distributor does.
 func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
 	claimed, err := g.claim(ctx, d)
 	if err != nil {
@@ -460,7 +461,11 @@ func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
 			}
 		}
 	}
-	b.EventID = event.NewID()
+	if !event.IsHITLResponse(d.event) && !event.IsBITLResponse(d.event) {
+		// A start's control copy gets its own id; an answer keeps the
+		// echo's, as the reference's distributor publishes them.
+		b.EventID = event.NewID()
+	}
 	t := d.target
 	t.EventID = b.EventID
 	subj, err := t.Subject()

@@ -258,4 +258,11 @@ func testHITLRoundTrip(t *testing.T, nb newBusFunc) {
 	if got.subject.Name != "HumanInTheLoopInputResponseEvent" || got.subject.Thread != thread || got.subject.Run != req["topic"].(map[string]any)["run_id"] {
 		t.Errorf("response routed to %v", got.subject)
 	}
+	// As the reference's distributor: the control copy of a HITL response
+	// keeps the id of its UserAgent echo.
+	var echo map[string]any
+	_ = json.Unmarshal([]byte(datas[0]), &echo)
+	if echo["event_id"] == nil || echo["event_id"] != got.subject.EventID {
+		t.Errorf("echo id %v, control copy id %s: want one id", echo["event_id"], got.subject.EventID)
+	}
 }
