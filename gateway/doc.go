@@ -82,13 +82,17 @@
 // GET /api/v1/health answers 503 while the NATS connection is down.
 //
 // POST /v1/chat/completions (and /api/v1/{tenant}/openai/chat/completions)
-// is OpenAI-compatible: model "<AgentClass>/<agent_id>", streaming chunks
-// made from ChunkEvents, a final chunk with finish_reason, then
-// `data: [DONE]`; or a non-streaming ChatCompletion. metadata.thread_id
-// and metadata.display_id continue a conversation; a HITL question asked
-// in a thread is answered by the next message there. Every chunk and the
-// final object carry the requested model; usage sums the run's
-// LLMCostEvents (null when it reported none). GET /v1/models (and
+// is OpenAI-compatible: model "<AgentClass>/<agent_id>", or the class
+// alone as GET /v1/models lists it (Config.DefaultAgentID, "default");
+// streaming chunks made from ChunkEvents, a final chunk with
+// finish_reason, then `data: [DONE]`; or a non-streaming ChatCompletion.
+// metadata.thread_id and metadata.display_id continue a conversation; a
+// HITL question asked in a thread is answered by the next message there.
+// Every chunk and the final object carry the requested model; usage sums
+// the run's LLMCostEvents, else the token counts of its LLM events (an
+// LLMStopEvent carries its call's), null when it reported none. tools,
+// functions and n other than 1 get a 400 naming the parameter: the agent
+// runs its own tools and answers once. GET /v1/models (and
 // /v1/models/{model}) lists the conversational classes served. Errors of
 // these endpoints have OpenAI's shape, {"error":{"message","type","param",
 // "code"}}, so OpenAI clients show them.

@@ -63,6 +63,8 @@ func TestGateway(t *testing.T) {
 		{"ClientIdentityHeaders", testClientIdentityHeaders},
 		{"OpenAIModelAndUsage", testOpenAIModelAndUsage},
 		{"OpenAIModels", testOpenAIModels},
+		{"OpenAIListedModelAndLLMUsage", testOpenAIListedModelAndLLMUsage},
+		{"OpenAIUnsupportedParameters", testOpenAIUnsupportedParameters},
 		{"OpenAIErrorShape", testOpenAIErrorShape},
 		{"AnnouncedClassIsServedAtOnce", testAnnouncedClassIsServedAtOnce},
 		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},

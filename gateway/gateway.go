@@ -85,6 +85,10 @@ type Config struct {
 	// authenticator on an address other machines can reach. Without it
 	// such a gateway only serves on loopback.
 	AllowAnonymousRemote bool
+	// DefaultAgentID is the agent id the OpenAI endpoint talks to when a
+	// request's model names only the agent class, as GET /v1/models lists
+	// it. Default "default".
+	DefaultAgentID string
 	// Locale is the locale put into start events when the request's
 	// Accept-Language names none of de, en, fr, it. Default "de".
 	Locale string
@@ -169,6 +173,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxRunsPerUser == 0 {
 		cfg.MaxRunsPerUser = 8
+	}
+	if cfg.DefaultAgentID == "" {
+		cfg.DefaultAgentID = "default"
 	}
 	if cfg.Locale == "" {
 		cfg.Locale = "de"

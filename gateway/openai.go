@@ -15,13 +15,35 @@ import (
 )
 
 // chatRequest is the part of an OpenAI chat-completions request the gateway
-// reads. model is "<AgentClass>/<agent_id>".
+// reads. model is "<AgentClass>/<agent_id>" or "<AgentClass>".
 type chatRequest struct {
 	Model         string            `json:"model"`
 	Messages      []chatMessage     `json:"messages"`
 	Stream        bool              `json:"stream"`
 	StreamOptions *streamOptions    `json:"stream_options"`
 	Metadata      map[string]string `json:"metadata"`
+	// What the endpoint cannot honour: the agent chooses its tools and
+	// answers once.
+	Tools     json.RawMessage `json:"tools"`
+	Functions json.RawMessage `json:"functions"`
+	N         *int            `json:"n"`
+}
+
+// unsupported names the first parameter of req the endpoint cannot honour.
+func (req *chatRequest) unsupported() (param, msg string) {
+	set := func(raw json.RawMessage) bool {
+		t := strings.TrimSpace(string(raw))
+		return t != "" && t != "null" && t != "[]"
+	}
+	switch {
+	case set(req.Tools):
+		return "tools", "tools: the agent chooses and runs its own tools; client-side tools are not supported"
+	case set(req.Functions):
+		return "functions", "functions: the agent chooses and runs its own tools; client-side functions are not supported"
+	case req.N != nil && *req.N != 1:
+		return "n", fmt.Sprintf("n: the agent answers once; n must be 1, got %d", *req.N)
+	}
+	return "", ""
 }
 
 type streamOptions struct {
@@ -162,9 +184,18 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 		g.chatFail(w, badRequest("body", "body: %v", err))
 		return
 	}
-	className, id, ok := strings.Cut(req.Model, "/")
-	if !ok || className == "" || id == "" {
-		g.chatFail(w, badRequest("model", `model: must be "<AgentClass>/<agent_id>", got %q`, req.Model))
+	if param, msg := req.unsupported(); param != "" {
+		openAIError(w, http.StatusBadRequest, msg, param)
+		return
+	}
+	// A model as GET /v1/models lists it (the class) talks to the
+	// gateway's default agent id.
+	className, id, found := strings.Cut(req.Model, "/")
+	if !found {
+		id = g.cfg.DefaultAgentID
+	}
+	if className == "" || id == "" {
+		g.chatFail(w, badRequest("model", `model: must be "<AgentClass>" or "<AgentClass>/<agent_id>", got %q`, req.Model))
 		return
 	}
 	class, ok := g.reg.get(className)
@@ -329,7 +360,9 @@ type completion struct {
 	streamed  strings.Builder
 	chunks    []timedText
 	usage     usage
-	costs     int // LLMCostEvents seen
+	costs     int   // LLMCostEvents seen
+	calls     usage // the token counts of the run's LLM events
+	counted   int   // LLM events with token counts seen
 }
 
 type timedText struct {
@@ -394,6 +427,16 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 			c.usage.Completion += f.CompletionTokenCount
 			c.usage.Total += f.PromptTokenCount + f.CompletionTokenCount
 			c.costs++
+		case event.Has(x.event, "LLMEvent"):
+			f, ok := as[event.LLMEvent](x)
+			if !ok || f.TokenCountPrompt == nil && f.TokenCountCompletion == nil {
+				return nil
+			}
+			in, out := deref(f.TokenCountPrompt), deref(f.TokenCountCompletion)
+			c.calls.Prompt += in
+			c.calls.Completion += out
+			c.calls.Total += cmp.Or(deref(f.TokenCountTotal), in+out)
+			c.counted++
 		}
 		return nil
 	}, tick)
@@ -463,13 +506,24 @@ func (g *Gateway) completeChat(w http.ResponseWriter, r *http.Request, d *delive
 	})
 }
 
-// usageOrNil is the token usage the run's LLMCostEvents reported, or nil
-// (JSON null) when it reported none: zeros would claim a free run.
+// usageOrNil is the token usage the run's LLMCostEvents reported, else the
+// sum of its LLM events' token counts (an LLMStopEvent carries its call's),
+// or nil (JSON null) when it reported none: zeros would claim a free run.
 func (c *completion) usageOrNil() *usage {
-	if c.costs == 0 {
-		return nil
+	switch {
+	case c.costs > 0:
+		return &c.usage
+	case c.counted > 0:
+		return &c.calls
 	}
-	return &c.usage
+	return nil
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // chunk is one chat.completion.chunk. Every chunk and the final object name

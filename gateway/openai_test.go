@@ -156,7 +156,8 @@ func testOpenAIErrors(t *testing.T, nb newBusFunc) {
 		msg         string
 	}{
 		{"NoAgent/x", "hi", 404, "unknown agent class"},
-		{"EchoAgent", "hi", 400, "model"},
+		{"EchoAgent/", "hi", 400, "model"},
+		{"/dev_agent", "hi", 400, "model"},
 		{"EchoAgent/dev_agent", "fail", 418, "the teapot refuses"},
 	}
 	for _, c := range cases {
@@ -222,6 +223,67 @@ func testOpenAIModelAndUsage(t *testing.T, nb newBusFunc) {
 	body := decodeJSON(t, resp.Body)
 	if u, ok := body["usage"]; !ok || u != nil || body["model"] != model {
 		t.Errorf("without cost events: model %v usage %v, want %q and null", body["model"], body["usage"], model)
+	}
+}
+
+// A client that picks a model from GET /v1/models can use it: a class alone
+// talks to the gateway's default agent id. Usage comes from the run's LLM
+// events when it has no LLMCostEvents.
+func testOpenAIListedModelAndLLMUsage(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	client := openaiClient(e, tokenAlice)
+	page, err := client.Models.List(ctxTimeout(t))
+	if err != nil || len(page.Data) == 0 {
+		t.Fatalf("models %+v: %v", page, err)
+	}
+	model := page.Data[0].ID
+	res, err := client.Chat.Completions.New(ctxTimeout(t), openai.ChatCompletionNewParams{
+		Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("tokens")},
+	})
+	if err != nil {
+		t.Fatalf("chat with the listed model %q: %v", model, err)
+	}
+	if got := e.agent.wait(t, ctxTimeout(t)); got.subject.ID != "default" {
+		t.Errorf("the start went to agent id %q, want the default agent id", got.subject.ID)
+	}
+	if u := res.Usage; u.PromptTokens != 11 || u.CompletionTokens != 4 || u.TotalTokens != 15 {
+		t.Errorf("usage %+v, want the LLM events' 8+3 and 3+1", u)
+	}
+	stream := client.Chat.Completions.NewStreaming(ctxTimeout(t), openai.ChatCompletionNewParams{
+		Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("tokens")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	var last openai.ChatCompletionChunk
+	for stream.Next() {
+		last = stream.Current()
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if u := last.Usage; u.TotalTokens != 15 {
+		t.Errorf("streamed usage %+v, want 15 tokens", u)
+	}
+}
+
+// Parameters the endpoint cannot honour get a 400 in OpenAI's shape,
+// naming the parameter, not silence.
+func testOpenAIUnsupportedParameters(t *testing.T, nb newBusFunc) {
+	e := newEnv(t, nb)
+	client := openaiClient(e, tokenAlice)
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}
+	for _, c := range []struct {
+		param string
+		req   openai.ChatCompletionNewParams
+	}{
+		{"tools", openai.ChatCompletionNewParams{Model: "EchoAgent/dev_agent", Messages: msgs,
+			Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "lookup"})}}},
+		{"n", openai.ChatCompletionNewParams{Model: "EchoAgent/dev_agent", Messages: msgs, N: openai.Int(2)}},
+	} {
+		_, err := client.Chat.Completions.New(ctxTimeout(t), c.req)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Param != c.param {
+			t.Errorf("%s: %v, want a 400 naming the parameter", c.param, err)
+		}
 	}
 }
 

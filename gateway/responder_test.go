@@ -22,6 +22,8 @@ import (
 //	"silent" → nothing (for timeouts)
 //	"late"   → chunks "Hel", "lo" and a stop whose answer is "Hello, world"
 //	"costly" → as other, with two LLMCostEvents (10+5 and 20+7 tokens)
+//	"tokens" → an LLMEvent (8+3 tokens), then an LLMStopEvent "Hello"
+//	           carrying its call's counts (3+1), as LLM agents end a run
 //	other    → chunks "Hel", "lo" and a stop whose answer is "Hello"
 type responder struct {
 	t     testing.TB
@@ -141,6 +143,13 @@ func (r *responder) handle(m *bus.Msg) {
 		case "silent":
 		case "fail":
 			r.emit(ctx, run, &event.ExceptionEvent{Message: "the teapot refuses", HTTPStatusCode: 418})
+		case "tokens":
+			n := func(v int64) *int64 { return &v }
+			call := &event.LLMEvent{ChatModelName: event.Str("scripted-llm"), TokenCountPrompt: n(8), TokenCountCompletion: n(3), TokenCountTotal: n(11)}
+			r.emit(ctx, run, call)
+			stop := &event.LLMStopEvent{}
+			stop.ChatModelName, stop.TokenCountPrompt, stop.TokenCountCompletion = event.Str("scripted-llm"), n(3), n(1)
+			r.emit(ctx, run, stop)
 		case "ask":
 			req := &event.HumanInTheLoopInputRequestEvent{}
 			req.Question = "Which colour?"
