@@ -149,6 +149,7 @@ func (r *responder) handle(m *bus.Msg) {
 			r.emit(ctx, run, call)
 			stop := &event.LLMStopEvent{}
 			stop.ChatModelName, stop.TokenCountPrompt, stop.TokenCountCompletion = event.Str("scripted-llm"), n(3), n(1)
+			stop.OutputMessages = []event.Message{{Role: "assistant", Contents: []event.MessageContent{{Type: "text", Text: "Hello"}}}}
 			r.emit(ctx, run, stop)
 		case "ask":
 			req := &event.HumanInTheLoopInputRequestEvent{}
