@@ -768,9 +768,13 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 			e.completeTopic(o, t)
 			data, err := e.encodeOutput(t, o)
 			if err != nil {
-				// Names the step, the output and the limit: no secret, and
-				// what the agent's author needs to see.
-				msg := fmt.Sprintf("step %s: output %s cannot be published: %v", s.Name(), event.Name(o), err)
+				// The user sees what failed, not the infrastructure's
+				// words: the limit and the server's settings go to the log
+				// and the dead letter, with the error.
+				msg := fmt.Sprintf("step %s: output %s cannot be published", s.Name(), event.Name(o))
+				if errors.Is(err, bus.ErrPayloadTooLarge) {
+					msg += ": it is too large"
+				}
 				callErr = step.WithUserMessage(fmt.Errorf("step %s: output %s cannot be published: %w", s.Name(), event.Name(o), err), msg)
 				unpublishable = true
 				break
