@@ -204,6 +204,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	cfg.AckWait = r.o.ackWait
 	cfg.MaxDeliver = r.o.maxDeliver
 	srv := newServer(eng, r.o.concurrency, r.log, cfg.MaxDeliver)
+	used := cfg
 	cons, err := b.Consume(ctx, cfg, srv.handle)
 	if err != nil {
 		// A drifted consumer that the server refuses to update is logged
@@ -220,6 +221,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 				return err
 			}
 			srv = newServer(eng, r.o.concurrency, r.log, cur.MaxDeliver)
+			used = cur
 			cons, err = b.Consume(ctx, cur, srv.handle)
 		}
 		if err != nil {
@@ -254,14 +256,31 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if c, ok := b.(interface{ Closed() <-chan struct{} }); ok {
 		lost = c.Closed()
 	}
-	select {
-	case <-ctx.Done():
-	case <-lost:
-		srv.refuse()
-		r.log.Error("agent runner stopping: the NATS connection closed for good")
-		res.closeDiscovery()
-		srv.shutdown(cons, r.o.shutdownTimeout)
-		return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-lost:
+			srv.refuse()
+			r.log.Error("agent runner stopping: the NATS connection closed for good")
+			res.closeDiscovery()
+			srv.shutdown(cons, r.o.shutdownTimeout)
+			return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
+		case cause := <-lossOf(cons):
+			c, err := r.recoverConsumer(ctx, b, used, srv, eng, cons, cause)
+			if err != nil {
+				if ctx.Err() != nil {
+					break wait
+				}
+				srv.refuse()
+				r.log.Error("agent runner stopping", "error", err)
+				res.closeDiscovery()
+				srv.shutdown(cons, r.o.shutdownTimeout)
+				return err
+			}
+			cons = c
+		}
 	}
 	// No new event is taken from here on: closing discovery may take a
 	// while, and a step running now may publish the next event meanwhile.
@@ -270,6 +289,55 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	res.closeDiscovery()
 	srv.shutdown(cons, r.o.shutdownTimeout)
 	return nil
+}
+
+// lossOf is the loss report of c, or nil (never ready) for a consumer that
+// cannot tell.
+func lossOf(c bus.Consumer) <-chan error {
+	if l, ok := c.(bus.LossReporter); ok {
+		return l.Lost()
+	}
+	return nil
+}
+
+// recoverConsumer recreates the class stream and the runner consumer after
+// the server removed the consumer (deleted, or with its stream), so the
+// runner does not live on taking nothing. Runs whose stream was deleted
+// lost their record: they are ended with an ExceptionEvent rather than left
+// waiting. It gives up after a few attempts; Run then returns the error.
+func (r *Runner) recoverConsumer(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig, srv *server, eng *engine.Engine,
+	old bus.Consumer, cause error) (bus.Consumer, error) {
+	r.log.Error("agent: the runner consumer was removed on the server; recreating the stream and the consumer", "error", cause)
+	_ = old.Stop()
+	_, serr := b.StreamInfo(ctx, cfg.Stream)
+	streamGone := errors.Is(serr, bus.ErrNotFound)
+	var last error
+	for attempt := range 6 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
+			}
+		}
+		if err := b.EnsureStream(ctx, bus.AgentStream(r.class)); err != nil {
+			last = err
+			continue
+		}
+		c, err := b.Consume(ctx, cfg, srv.handle)
+		if err != nil {
+			last = err
+			continue
+		}
+		if streamGone {
+			n := eng.AbandonRuns(ctx, "the agent lost this run's events (its stream was deleted) and cannot go on")
+			r.log.Warn("agent: the class stream was deleted and is recreated; the runs it held were ended", "stream", cfg.Stream, "runs_ended", n)
+		} else {
+			r.log.Warn("agent: the runner consumer is recreated; the stream's events are delivered again from its start", "consumer", cfg.Durable)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("agent: the runner consumer %s was removed on the server and could not be recreated: %w", cfg.Durable, last)
 }
 
 // resources are what Run opened and must close, in reverse order.

@@ -220,6 +220,13 @@ type Delivery interface {
 }
 
 // Consumer is a running durable consumption.
+// A LossReporter is a Consumer that tells when the server removed it: Lost
+// yields an error wrapping ErrConsumerLost once, and the consumer delivers
+// nothing more. The runner then recreates what it owns.
+type LossReporter interface {
+	Lost() <-chan error
+}
+
 type Consumer interface {
 	// Stop stops taking new messages and returns once the handler calls in
 	// flight have returned; do not call it from the handler. Messages
@@ -296,6 +303,10 @@ var (
 	ErrClosed          = errors.New("bus: closed")
 	ErrInvalidSubject  = errors.New("bus: invalid subject")
 	ErrPayloadTooLarge = errors.New("bus: payload too large")
+	// ErrConsumerLost is what a LossReporter reports: the server removed
+	// the consumer (it, or its stream, was deleted), which delivers
+	// nothing more.
+	ErrConsumerLost = errors.New("bus: consumer lost")
 	// ErrSettled is returned when a delivery that was already acked,
 	// naked, terminated or dead-lettered is settled again.
 	ErrSettled = errors.New("bus: delivery already settled")

@@ -228,6 +228,7 @@ func (b *Bus) NextMsg(ctx context.Context, stream, filter string, seq uint64) (*
 type consumer struct {
 	b       *Bus
 	cc      jetstream.ConsumeContext
+	lost    chan error // one report when the server removed the consumer
 	mu      sync.Mutex // held while the handler runs
 	stopped bool
 	// stopping is set by Stop before it waits for the handler, so messages
@@ -407,7 +408,7 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	if err != nil {
 		return nil, err
 	}
-	c := &consumer{b: b, maxDeliver: cfg.MaxDeliver}
+	c := &consumer{b: b, maxDeliver: cfg.MaxDeliver, lost: make(chan error, 1)}
 	cb := func(m jetstream.Msg) {
 		if c.stopping.Load() {
 			c.hold(m) // see below; checked first so Stop need not win the lock
@@ -428,6 +429,16 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 		pull = DefaultPullMaxMessages
 	}
 	c.cc, err = jc.Consume(cb, jetstream.PullMaxMessages(pull), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if errors.Is(err, jetstream.ErrConsumerDeleted) {
+			// Terminal: the client stops pulling. Say so, once, or the
+			// consumer's owner would wait for deliveries that never come.
+			b.log.Error("bus: consumer deleted on the server", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
+			select {
+			case c.lost <- fmt.Errorf("%w: consumer %q on stream %q was deleted", bus.ErrConsumerLost, cfg.Durable, cfg.Stream):
+			default:
+			}
+			return
+		}
 		b.log.Warn("bus: consumer error", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
 	}))
 	if err != nil {
@@ -471,6 +482,9 @@ func (c *consumer) Stop() error {
 	})
 	return nil
 }
+
+// Lost implements bus.LossReporter.
+func (c *consumer) Lost() <-chan error { return c.lost }
 
 // delivery implements bus.Delivery over a JetStream message.
 type delivery struct {

@@ -238,3 +238,35 @@ func (e *Engine) giveUp(ctx context.Context, t topic.Agent, ev event.Event, d bu
 		}
 	}
 }
+
+// AbandonRuns ends every run held here that has not ended with an
+// ExceptionEvent saying public, and returns how many it ended. The runner
+// calls it when the class stream was deleted under it: the runs' records
+// went with the stream, so they cannot go on, and they must not wait for
+// ever.
+func (e *Engine) AbandonRuns(ctx context.Context, public string) int {
+	n := 0
+	for _, r := range e.cache.all() {
+		if r.terminated.Load() {
+			continue
+		}
+		r.mu.Lock()
+		t, known := r.t, r.filter != ""
+		r.mu.Unlock()
+		if !known {
+			continue
+		}
+		b := bindingOf(e.class, t.Run, "", []string{"abandoned"})
+		if id := r.ident.Load(); id != nil {
+			b.secret = id.secret
+		}
+		exc := &event.ExceptionEvent{Message: public}
+		exc.EventID = b.id("exception", 0)
+		if _, err := e.publish(ctx, r, t, exc, origin{}); err != nil {
+			e.log.ErrorContext(ctx, "dispatch: the ExceptionEvent of a run whose record was lost could not be published", "run_id", t.Run, "error", err)
+			continue
+		}
+		n++
+	}
+	return n
+}

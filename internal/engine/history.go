@@ -59,6 +59,17 @@ func (c *runCache) peek(run store.RunKey) *runEntry {
 	return nil
 }
 
+// all returns the cached entries, most recently used first.
+func (c *runCache) all() []*runEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*runEntry, 0, c.lru.Len())
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*runEntry))
+	}
+	return out
+}
+
 func (c *runCache) evict(run store.RunKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -77,7 +88,8 @@ type runEntry struct {
 	ident atomic.Pointer[runIdentity]
 
 	mu     sync.Mutex
-	filter string // the run's control subject pattern
+	filter string      // the run's control subject pattern
+	t      topic.Agent // the topic of the first event admitted, with filter
 	primed bool   // hw was set from the run's start sequence (or found unknown)
 	hw     uint64 // every run event with seq ≤ hw is in events
 	events []histEvent
@@ -609,7 +621,7 @@ func (r *runEntry) setFilter(t topic.Agent) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: run %q: %w", t.Run, err)
 	}
-	r.filter = f
+	r.filter, r.t = f, t
 	return nil
 }
 

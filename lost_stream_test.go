@@ -1,0 +1,80 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	agent "github.com/saap-go/agent"
+	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/topic"
+)
+
+// TestDeletedStreamRunnerRecovers: the class stream is deleted under the
+// runner. The runner notices, recreates its stream and consumer, and ends
+// every run it had accepted with an ExceptionEvent (their record went with
+// the stream); a run started afterwards is served.
+func TestDeletedStreamRunnerRecovers(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("Lost")
+	w := watch(t, c, class)
+	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+
+	var paused []topic.Agent
+	for range 3 {
+		run := newRun(class, "wiki")
+		publish(t, c, run, userMessage("hi"), nil)
+		w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+			return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+		})
+		paused = append(paused, run)
+	}
+	if err := c.DeleteStream(context.Background(), topic.StreamName(class)); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range paused {
+		evs := w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+		exc, ok := findTerminal(evs).(*event.ExceptionEvent)
+		if !ok || !strings.Contains(exc.Message, "lost") {
+			t.Errorf("run %s ended with %s, want an ExceptionEvent saying its events were lost", run.Run, names(evs))
+		}
+	}
+	// The runner serves new runs on the recreated stream.
+	run := newRun(class, "wiki")
+	publish(t, c, run, userMessage("hi"), nil)
+	w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
+}
+
+// TestDeletedConsumerRunnerRecovers: the runner consumer alone is deleted.
+// The runner recreates it; the stream kept the runs' records, so a paused
+// run goes on when its question is answered.
+func TestDeletedConsumerRunnerRecovers(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("LostConsumer")
+	w := watch(t, c, class)
+	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+
+	run := newRun(class, "wiki")
+	publish(t, c, run, userMessage("hi"), nil)
+	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
+	var req *event.HumanInTheLoopInputRequestEvent
+	for _, e := range evs {
+		if r, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
+			req = r
+		}
+	}
+	if err := c.DeleteConsumer(context.Background(), topic.StreamName(class), "agent_runner_"+class); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
+	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	if _, ok := findTerminal(evs).(*event.StopEvent); !ok {
+		t.Fatalf("the paused run ended with %s, want its StopEvent", names(evs))
+	}
+}
