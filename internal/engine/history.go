@@ -90,8 +90,8 @@ type runEntry struct {
 	mu     sync.Mutex
 	filter string      // the run's control subject pattern
 	t      topic.Agent // the topic of the first event admitted, with filter
-	primed bool   // hw was set from the run's start sequence (or found unknown)
-	hw     uint64 // every run event with seq ≤ hw is in events
+	primed bool        // hw was set from the run's start sequence (or found unknown)
+	hw     uint64      // every run event with seq ≤ hw is in events
 	events []histEvent
 	// Indexes of a long history (nil while the run has few events and
 	// names, which named and indexOf find by scanning): wire name →
