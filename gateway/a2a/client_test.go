@@ -236,10 +236,18 @@ func TestCrossUserRefused(t *testing.T) {
 		notFound("tasks/resubscribe", err)
 		break
 	}
+	// A contextId names a conversation of its user: Bob's message with
+	// Alice's contextId opens his own task in his own thread, and reaches
+	// nothing of hers.
 	m := core.NewMessage(core.MessageRoleUser, core.TextPart{Text: "Mallory"})
 	m.ContextID = task.ContextID
-	_, err = b.SendMessage(ctxTimeout(t), &core.MessageSendParams{Message: m})
-	notFound("message/send into the context", err)
+	got, err := b.SendMessage(ctxTimeout(t), &core.MessageSendParams{Message: m})
+	if err != nil {
+		t.Fatalf("bob message/send with alice's contextId: %v, want his own task", err)
+	}
+	if bt, ok := got.(*core.Task); !ok || bt.ID == id {
+		t.Fatalf("bob message/send with alice's contextId: %+v, want a task of his own", got)
+	}
 
 	// Alice's task is untouched: she answers it.
 	res, err := a.SendMessage(ctxTimeout(t), reply(task, "Alice"))

@@ -79,7 +79,7 @@ func (e *executor) start(ctx context.Context, user *event.UserIdentity, tg targe
 	if strings.TrimSpace(text) == "" {
 		return task{}, nil, fmt.Errorf("a2a: the message has no text part: %w", core.ErrInvalidParams)
 	}
-	x := task{owner: user.ID, class: tg.class, agentID: tg.id, thread: gateway.ExternalThread("a2a-context", rc.ContextID), display: event.NewID()}
+	x := task{owner: user.ID, class: tg.class, agentID: tg.id, thread: gateway.ExternalThread("a2a-context", user.ID, rc.ContextID), display: event.NewID()}
 	if !e.s.tasks.put(rc.TaskID, x) {
 		return task{}, nil, fmt.Errorf("a2a: task %s: %w", rc.TaskID, core.ErrTaskNotFound)
 	}

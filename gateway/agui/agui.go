@@ -52,10 +52,13 @@ type forwarded struct {
 	Body  map[string]json.RawMessage `json:"body"`
 }
 
-// ThreadID returns the protocol thread id an AG-UI threadId stands for:
-// itself when it is 24 lower-case hex characters, else the first 24 hex
-// characters of its SHA-256 (see gateway.ExternalThread).
-func ThreadID(threadID string) string { return gateway.ExternalThread("agui-thread", threadID) }
+// ThreadID returns the protocol thread id an AG-UI threadId of user
+// stands for: itself when it is 24 lower-case hex characters, else one
+// derived from the user and the name (see gateway.ExternalThread), so two
+// users' threads of one name never meet.
+func ThreadID(userID, threadID string) string {
+	return gateway.ExternalThread("agui-thread", userID, threadID)
+}
 
 // errorBody is the shape of the refusals, the gateway's.
 type errorBody struct {
@@ -69,7 +72,11 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
-	user, _ := gateway.UserFrom(r.Context())
+	user, ok := gateway.UserFrom(r.Context())
+	if !ok || user == nil {
+		refuse(w, http.StatusUnauthorized, "no authenticated user")
+		return
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.g.Config().MaxBody))
 	if err != nil {
 		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: %v", err))
@@ -84,7 +91,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, "threadId: required")
 		return
 	}
-	thread := ThreadID(in.ThreadID)
+	thread := ThreadID(user.ID, in.ThreadID)
 	ctx := r.Context()
 	var resolved []resumeEntry
 	for _, e := range in.Resume {

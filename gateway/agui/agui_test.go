@@ -130,7 +130,7 @@ func TestEvents(t *testing.T) {
 		t.Errorf("RUN_STARTED %v: want the client's ids", fs[0])
 	}
 	meta, _ := fs[0]["metadata"].(map[string]any)["saap"].(map[string]any)
-	if meta["thread_id"] != agui.ThreadID("thread-events") || len(meta["run_id"].(string)) != 24 {
+	if meta["thread_id"] != agui.ThreadID(adaptertest.Alice.ID, "thread-events") || len(meta["run_id"].(string)) != 24 {
 		t.Errorf("RUN_STARTED metadata %v", meta)
 	}
 	if snap, _ := fs[1]["snapshot"].(map[string]any); snap["mood"] != "cheerful" {
@@ -148,6 +148,30 @@ func TestEvents(t *testing.T) {
 	last := fs[len(fs)-1]
 	if o, _ := last["outcome"].(map[string]any); o["type"] != "success" {
 		t.Errorf("RUN_FINISHED %v", last)
+	}
+}
+
+// TestClientNamedThreadsAreTheUsers: a threadId the client names is the
+// user's own: two users of one name get two threads, so the first does
+// not own the name and the second is not refused.
+func TestClientNamedThreadsAreTheUsers(t *testing.T) {
+	e := start(t)
+	threadOf := func(token string) string {
+		t.Helper()
+		status, fs, body := post(t, e, token, input("my-chat", "hi"))
+		if status != http.StatusOK || len(fs) == 0 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		meta, _ := fs[0]["metadata"].(map[string]any)["saap"].(map[string]any)
+		id, _ := meta["thread_id"].(string)
+		return id
+	}
+	alice, bob := threadOf(adaptertest.TokenAlice), threadOf(adaptertest.TokenBob)
+	if alice == "" || bob == "" || alice == bob {
+		t.Fatalf("threads of \"my-chat\": alice %q, bob %q: want two threads", alice, bob)
+	}
+	if again := threadOf(adaptertest.TokenAlice); again != alice {
+		t.Errorf("alice's \"my-chat\" moved from %s to %s", alice, again)
 	}
 }
 
