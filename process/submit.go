@@ -132,7 +132,9 @@ func (s *Submitter) Classes() []string {
 
 // Start opens a new walkthrough of process instance class/id with start (a
 // ProcessStartEvent subclass one of the process's steps takes) and returns
-// its walkthrough id.
+// its walkthrough id. by, if not nil, becomes the start's user, whatever
+// start says. An event id the caller set is kept (the walkthrough id is
+// derived from it); Handler never lets an HTTP client choose one.
 func (s *Submitter) Start(ctx context.Context, class, id string, start event.Event, by *event.UserIdentity) (string, error) {
 	c, ok := s.procs[class]
 	if !ok {
@@ -150,10 +152,40 @@ func (s *Submitter) Start(ctx context.Context, class, id string, start event.Eve
 		b.EventID = event.NewID()
 	}
 	walk := derivedID("walkthrough", class, id, b.EventID)
+	if by != nil {
+		var err error
+		if start, err = withUser(start, by); err != nil {
+			return "", err
+		}
+	}
 	if err := s.publish(ctx, c.class, id, walk, start); err != nil {
 		return "", err
 	}
 	return walk, nil
+}
+
+// withUser returns e with its user member set to by, declared field or
+// not: the identity comes from authentication, never from the event.
+func withUser(e event.Event, by *event.UserIdentity) (event.Event, error) {
+	data, err := event.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	if members["user"], err = event.MarshalValue(by); err != nil {
+		return nil, fmt.Errorf("process: encode user: %w", err)
+	}
+	if data, err = json.Marshal(members); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	out, err := event.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	return out, nil
 }
 
 func nameOrNil(e event.Event) string {
@@ -344,6 +376,9 @@ func (s *Submitter) Handler(identify Identify) http.Handler {
 		if !ok {
 			return
 		}
+		// The walkthrough id is derived from the event id: one the client
+		// chose could name another user's walkthrough.
+		ev.EventBase().EventID = ""
 		walk, err := s.Start(r.Context(), r.PathValue("class"), r.PathValue("id"), ev, by)
 		if err != nil {
 			httpError(w, err)
