@@ -471,8 +471,14 @@ func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
 	if err != nil {
 		return fmt.Errorf("gateway: encode %s: %w", d.target.Name, err)
 	}
-	if _, err := g.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Header: d.header, Data: data}, b.EventID); err != nil {
+	ack, err := g.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Header: d.header, Data: data}, b.EventID)
+	if err != nil {
 		return fmt.Errorf("gateway: publish %s: %w", subj, err)
+	}
+	if ack.Duplicate {
+		// The id is fresh: a duplicate is another event's, and this one
+		// was not stored.
+		return fmt.Errorf("gateway: publish %s: the stream holds another event under id %s", subj, b.EventID)
 	}
 	return nil
 }
