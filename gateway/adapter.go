@@ -43,14 +43,23 @@ func ErrorStatus(err error) int {
 
 // Authenticate returns the user r is authenticated as by the gateway's
 // Authenticator. The error wraps ErrUnauthenticated when r carries no
-// acceptable credentials.
+// acceptable credentials; a failure counts against the client address's
+// budget (Config.AuthFailureRate), and once that is spent the error has
+// ErrorStatus 429 and the Authenticator is not asked.
 func (g *Gateway) Authenticate(r *http.Request) (*event.UserIdentity, error) {
 	if u, ok := UserFrom(r.Context()); ok {
 		return u, nil
 	}
+	addr := clientAddr(r)
+	if ok, wait := g.limits.authAllowed(addr, g.now()); !ok {
+		return nil, authThrottled(wait)
+	}
 	u, err := g.auth.Authenticate(r)
 	if err == nil && (u == nil || u.ID == "") {
 		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
+	}
+	if errors.Is(err, ErrUnauthenticated) {
+		g.limits.authFailed(addr, g.now())
 	}
 	return u, err
 }

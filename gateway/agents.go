@@ -26,6 +26,8 @@ type requestError struct {
 	status int
 	field  string
 	msg    string
+	// retryAfter, if set, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *requestError) Error() string { return e.msg }
@@ -37,6 +39,9 @@ func badRequest(field, format string, args ...any) *requestError {
 func (g *Gateway) fail(w http.ResponseWriter, err error) {
 	var re *requestError
 	if errors.As(err, &re) {
+		if re.retryAfter > 0 {
+			retryAfter(w, re.retryAfter)
+		}
 		writeError(w, re.status, re.msg, re.field)
 		return
 	}
@@ -51,15 +56,15 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.U
 
 // authenticateWith is authenticate with the error shape of fail.
 func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail func(http.ResponseWriter, error)) (*event.UserIdentity, bool) {
-	if u, ok := r.Context().Value(userKey{}).(*event.UserIdentity); ok {
-		return u, true // guard authenticated the request
-	}
-	u, err := g.auth.Authenticate(r)
-	if err == nil && (u == nil || u.ID == "") {
-		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
-	}
+	u, err := g.Authenticate(r)
 	if err != nil {
-		if errors.Is(err, ErrUnauthenticated) {
+		var re *requestError
+		if errors.As(err, &re) {
+			if re.retryAfter > 0 {
+				retryAfter(w, re.retryAfter)
+			}
+			fail(w, re)
+		} else if errors.Is(err, ErrUnauthenticated) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="saap-gateway"`)
 			fail(w, &requestError{status: http.StatusUnauthorized, msg: err.Error()})
 		} else {

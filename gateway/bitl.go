@@ -91,6 +91,11 @@ func (g *Gateway) serveBotAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "bot answers are not enabled on this gateway (no bot secret configured)", "")
 		return
 	}
+	addr := clientAddr(r)
+	if ok, wait := g.limits.authAllowed(addr, g.now()); !ok {
+		g.fail(w, authThrottled(wait))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -102,6 +107,7 @@ func (g *Gateway) serveBotAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := g.botVerifier.Verify(r.Header, body); err != nil {
+		g.limits.authFailed(addr, g.now())
 		writeError(w, http.StatusUnauthorized, err.Error(), "signature")
 		return
 	}
