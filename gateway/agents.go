@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,6 +79,20 @@ func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail 
 // readObject reads a JSON object body, at most MaxBody bytes, within the
 // global budget of bodies in flight.
 func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	data, err := g.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, badRequest("body", "body: must be a JSON object")
+	}
+	return obj, nil
+}
+
+// readBody reads the request body, at most MaxBody bytes (else 413),
+// within the global budget of bodies in flight (else 503).
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	size := g.cfg.MaxBody
 	if r.ContentLength >= 0 && r.ContentLength < size {
 		size = r.ContentLength
@@ -103,11 +118,27 @@ func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string
 		}
 		return nil, badRequest("body", "body: %v", err)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return nil, badRequest("body", "body: must be a JSON object")
-	}
-	return obj, nil
+	return data, nil
+}
+
+// limitBody reads the body of a request to h as the gateway's own routes
+// do (readBody) before h sees it, so that every route counts against
+// MaxBody and MaxInFlightBody; fail writes the refusal.
+func (g *Gateway) limitBody(h http.Handler, fail func(http.ResponseWriter, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		data, err := g.readBody(w, r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		_ = r.Body.Close()
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // readRequest reads the optional thread_id and display_id of the query and

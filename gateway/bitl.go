@@ -3,9 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -96,14 +94,9 @@ func (g *Gateway) serveBotAnswer(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, authThrottled(wait))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	body, err := g.readBody(w, r)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", mb.Limit), "body")
-			return
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot read body: %v", err), "body")
+		g.fail(w, err)
 		return
 	}
 	if err := g.botVerifier.Verify(r.Header, body); err != nil {
