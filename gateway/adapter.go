@@ -43,14 +43,23 @@ func ErrorStatus(err error) int {
 
 // Authenticate returns the user r is authenticated as by the gateway's
 // Authenticator. The error wraps ErrUnauthenticated when r carries no
-// acceptable credentials.
+// acceptable credentials; a failure counts against the client address's
+// budget (Config.AuthFailureRate), and once that is spent the error has
+// ErrorStatus 429 and the Authenticator is not asked.
 func (g *Gateway) Authenticate(r *http.Request) (*event.UserIdentity, error) {
 	if u, ok := UserFrom(r.Context()); ok {
 		return u, nil
 	}
+	addr := clientAddr(r)
+	if ok, wait := g.limits.authAllowed(addr, g.now()); !ok {
+		return nil, authThrottled(wait)
+	}
 	u, err := g.auth.Authenticate(r)
 	if err == nil && (u == nil || u.ID == "") {
 		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
+	}
+	if errors.Is(err, ErrUnauthenticated) {
+		g.limits.authFailed(addr, g.now())
 	}
 	return u, err
 }
@@ -64,16 +73,24 @@ func UserFrom(ctx context.Context) (*event.UserIdentity, bool) {
 
 // Guard wraps an adapter's handler as the gateway guards its own run
 // endpoints: authentication (401), the per-user rate limit and cap on open
-// requests (429), X-AIHub-* header filtering, and a write deadline that
-// lets the response outlive the server's WriteTimeout. refuse writes a
-// refusal in the adapter's protocol; nil writes the gateway's JSON error.
-// The handler finds the user with UserFrom.
+// requests (429), X-AIHub-* header filtering, the body limits (the body is
+// read before the handler runs: 413 over MaxBody, 503 beyond
+// MaxInFlightBody), and a write deadline that lets the response outlive
+// the server's WriteTimeout. refuse writes a refusal in the adapter's
+// protocol; nil writes the gateway's JSON error. The handler finds the
+// user with UserFrom.
 func (g *Gateway) Guard(h http.Handler, refuse func(w http.ResponseWriter, status int, msg string)) http.Handler {
 	if refuse == nil {
 		refuse = func(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg, "") }
 	}
-	fail := func(w http.ResponseWriter, err error) { refuse(w, ErrorStatus(err), err.Error()) }
-	return g.guardWith(h.ServeHTTP, refuse, fail)
+	fail := func(w http.ResponseWriter, err error) {
+		var re *requestError
+		if errors.As(err, &re) && re.retryAfter > 0 {
+			retryAfter(w, re.retryAfter)
+		}
+		refuse(w, ErrorStatus(err), err.Error())
+	}
+	return g.guardWith(g.limitBody(h, fail).ServeHTTP, refuse, fail)
 }
 
 // Mount serves h at pattern (an http.ServeMux pattern) on the gateway, next

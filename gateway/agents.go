@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,8 @@ type requestError struct {
 	status int
 	field  string
 	msg    string
+	// retryAfter, if set, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *requestError) Error() string { return e.msg }
@@ -37,6 +40,9 @@ func badRequest(field, format string, args ...any) *requestError {
 func (g *Gateway) fail(w http.ResponseWriter, err error) {
 	var re *requestError
 	if errors.As(err, &re) {
+		if re.retryAfter > 0 {
+			retryAfter(w, re.retryAfter)
+		}
 		writeError(w, re.status, re.msg, re.field)
 		return
 	}
@@ -51,15 +57,15 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*event.U
 
 // authenticateWith is authenticate with the error shape of fail.
 func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail func(http.ResponseWriter, error)) (*event.UserIdentity, bool) {
-	if u, ok := r.Context().Value(userKey{}).(*event.UserIdentity); ok {
-		return u, true // guard authenticated the request
-	}
-	u, err := g.auth.Authenticate(r)
-	if err == nil && (u == nil || u.ID == "") {
-		err = fmt.Errorf("%w: authenticator returned no user", ErrUnauthenticated)
-	}
+	u, err := g.Authenticate(r)
 	if err != nil {
-		if errors.Is(err, ErrUnauthenticated) {
+		var re *requestError
+		if errors.As(err, &re) {
+			if re.retryAfter > 0 {
+				retryAfter(w, re.retryAfter)
+			}
+			fail(w, re)
+		} else if errors.Is(err, ErrUnauthenticated) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="saap-gateway"`)
 			fail(w, &requestError{status: http.StatusUnauthorized, msg: err.Error()})
 		} else {
@@ -73,6 +79,20 @@ func (g *Gateway) authenticateWith(w http.ResponseWriter, r *http.Request, fail 
 // readObject reads a JSON object body, at most MaxBody bytes, within the
 // global budget of bodies in flight.
 func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	data, err := g.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, badRequest("body", "body: must be a JSON object")
+	}
+	return obj, nil
+}
+
+// readBody reads the request body, at most MaxBody bytes (else 413),
+// within the global budget of bodies in flight (else 503).
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	size := g.cfg.MaxBody
 	if r.ContentLength >= 0 && r.ContentLength < size {
 		size = r.ContentLength
@@ -98,11 +118,27 @@ func (g *Gateway) readObject(w http.ResponseWriter, r *http.Request) (map[string
 		}
 		return nil, badRequest("body", "body: %v", err)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return nil, badRequest("body", "body: must be a JSON object")
-	}
-	return obj, nil
+	return data, nil
+}
+
+// limitBody reads the body of a request to h as the gateway's own routes
+// do (readBody) before h sees it, so that every route counts against
+// MaxBody and MaxInFlightBody; fail writes the refusal.
+func (g *Gateway) limitBody(h http.Handler, fail func(http.ResponseWriter, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		data, err := g.readBody(w, r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		_ = r.Body.Close()
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // readRequest reads the optional thread_id and display_id of the query and
@@ -476,8 +512,14 @@ func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
 	if err != nil {
 		return fmt.Errorf("gateway: encode %s: %w", d.target.Name, err)
 	}
-	if _, err := g.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Header: d.header, Data: data}, b.EventID); err != nil {
+	ack, err := g.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Header: d.header, Data: data}, b.EventID)
+	if err != nil {
 		return fmt.Errorf("gateway: publish %s: %w", subj, err)
+	}
+	if ack.Duplicate {
+		// The id is fresh: a duplicate is another event's, and this one
+		// was not stored.
+		return fmt.Errorf("gateway: publish %s: the stream holds another event under id %s", subj, b.EventID)
 	}
 	return nil
 }

@@ -3,9 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -91,17 +89,18 @@ func (g *Gateway) serveBotAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "bot answers are not enabled on this gateway (no bot secret configured)", "")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	addr := clientAddr(r)
+	if ok, wait := g.limits.authAllowed(addr, g.now()); !ok {
+		g.fail(w, authThrottled(wait))
+		return
+	}
+	body, err := g.readBody(w, r)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", mb.Limit), "body")
-			return
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot read body: %v", err), "body")
+		g.fail(w, err)
 		return
 	}
 	if err := g.botVerifier.Verify(r.Header, body); err != nil {
+		g.limits.authFailed(addr, g.now())
 		writeError(w, http.StatusUnauthorized, err.Error(), "signature")
 		return
 	}

@@ -70,6 +70,7 @@ func TestGateway(t *testing.T) {
 		{"StepErrorsDoNotLeak", testStepErrorsDoNotLeak},
 		{"HITLTimeoutAndEndWatched", testHITLTimeoutAndEndWatched},
 		{"ChatFlowAgentEndpoint", testChatFlowAgentEndpoint},
+		{"AuthFailureLimit", testAuthFailureLimit},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {
@@ -101,7 +102,8 @@ func newEnv(t *testing.T, nb newBusFunc, opts ...envOption) *env {
 		Auth:            gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
 		DiscoveryWindow: 10 * time.Second,
 		// The functional tests send bursts; the limits have tests of their own.
-		RateLimit: -1,
+		RateLimit:       -1,
+		AuthFailureRate: -1,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -66,6 +66,18 @@ type Config struct {
 	// RateBurst is how many such requests a user may send at once after
 	// being idle. Default 10.
 	RateBurst int
+	// AuthFailureRate throttles guessing: each client address may fail
+	// authentication (or sign a bot answer wrongly) AuthFailureBurst times
+	// at once, and then once per 1/AuthFailureRate seconds; beyond that
+	// its requests get 429 with Retry-After before their credentials are
+	// checked, until a failure is allowed again. Successful requests never
+	// count. The address is the connection's, an IPv6 one taken by its
+	// /64: behind a proxy every client shares the proxy's. Default 0.2
+	// (one every 5 s); negative: no limit.
+	AuthFailureRate float64
+	// AuthFailureBurst is how many failures an address may cause at once.
+	// Default 10.
+	AuthFailureBurst int
 	// MaxRunsPerUser bounds the requests each user has open at once on
 	// those endpoints (a streaming request stays open until its run
 	// pauses or ends); beyond it requests get 429. Default 8; negative: no
@@ -170,6 +182,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.RateBurst <= 0 {
 		cfg.RateBurst = 10
+	}
+	if cfg.AuthFailureRate == 0 {
+		cfg.AuthFailureRate = 0.2
+	}
+	if cfg.AuthFailureBurst <= 0 {
+		cfg.AuthFailureBurst = 10
 	}
 	if cfg.MaxRunsPerUser == 0 {
 		cfg.MaxRunsPerUser = 8

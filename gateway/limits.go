@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,16 +37,106 @@ type limits struct {
 
 	maxBody  int64
 	inFlight atomic.Int64
+
+	// Failed authentications per client address.
+	authRate   rate.Limit
+	authBurst  int
+	failures   map[string]*rate.Limiter
+	failPruned time.Time
 }
+
+// maxFailingAddrs bounds the addresses whose failures are remembered.
+const maxFailingAddrs = 1 << 16
 
 func newLimits(cfg Config) *limits {
 	l := &limits{burst: cfg.RateBurst, maxRuns: cfg.MaxRunsPerUser, maxBody: cfg.MaxInFlightBody,
-		users: make(map[string]*rate.Limiter), runs: make(map[string]int)}
+		users: make(map[string]*rate.Limiter), runs: make(map[string]int),
+		authBurst: cfg.AuthFailureBurst, failures: make(map[string]*rate.Limiter)}
 	l.rate = rate.Inf
 	if cfg.RateLimit > 0 {
 		l.rate = rate.Limit(cfg.RateLimit)
 	}
+	l.authRate = rate.Inf
+	if cfg.AuthFailureRate > 0 {
+		l.authRate = rate.Limit(cfg.AuthFailureRate)
+	}
 	return l
+}
+
+// authAllowed reports whether addr may try to authenticate now: whether
+// one more failure would be within its budget; else how long until it is.
+func (l *limits) authAllowed(addr string, now time.Time) (bool, time.Duration) {
+	if l.authRate == rate.Inf {
+		return true, 0
+	}
+	l.mu.Lock()
+	lim := l.failures[addr]
+	l.mu.Unlock()
+	if lim == nil {
+		return true, 0
+	}
+	tokens := lim.TokensAt(now)
+	if tokens >= 1 {
+		return true, 0
+	}
+	return false, time.Duration((1 - tokens) / float64(l.authRate) * float64(time.Second))
+}
+
+// authFailed counts a failed authentication of addr.
+func (l *limits) authFailed(addr string, now time.Time) {
+	if l.authRate == rate.Inf {
+		return
+	}
+	l.mu.Lock()
+	lim := l.failures[addr]
+	if lim == nil {
+		if len(l.failures) >= maxFailingAddrs && now.Sub(l.failPruned) >= time.Second {
+			// Forget addresses whose budget has refilled.
+			l.failPruned = now
+			for a, x := range l.failures {
+				if x.TokensAt(now) >= float64(l.authBurst) {
+					delete(l.failures, a)
+				}
+			}
+		}
+		if len(l.failures) >= maxFailingAddrs {
+			// Memory is bounded; so many failing addresses at once are
+			// beyond what a per-address limit can stop anyway.
+			l.mu.Unlock()
+			return
+		}
+		lim = rate.NewLimiter(l.authRate, l.authBurst)
+		l.failures[addr] = lim
+	}
+	l.mu.Unlock()
+	lim.AllowN(now, 1)
+}
+
+// clientAddr is the address whose failures r counts against: the
+// connection's IP, an IPv6 one by its /64 (one host's usual share).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
+}
+
+// authThrottled is the refusal of a request from an address that failed
+// authentication too often.
+func authThrottled(wait time.Duration) *requestError {
+	return &requestError{status: http.StatusTooManyRequests, retryAfter: wait,
+		msg: fmt.Sprintf("too many failed authentications from this address; retry in %s", wait.Round(time.Second))}
 }
 
 // allow takes a token from user's bucket, or says how long until one is

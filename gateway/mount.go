@@ -15,7 +15,8 @@ import (
 // from the request's acts for the same user, under the gateway's limits
 // and membership checks, without authenticating again. The response may
 // take as long as a run may: the write deadline is extended to
-// Config.Timeout plus a minute.
+// Config.Timeout plus a minute. The body is read before h runs, within
+// MaxBody (else 413) and MaxInFlightBody (else 503), as on Guard's routes.
 func (g *Gateway) Authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok := g.authenticate(w, r)
@@ -23,7 +24,7 @@ func (g *Gateway) Authenticated(h http.Handler) http.Handler {
 			return
 		}
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.Timeout + time.Minute))
-		h.ServeHTTP(w, r.WithContext(WithUser(r.Context(), user)))
+		g.limitBody(h, g.fail).ServeHTTP(w, r.WithContext(WithUser(r.Context(), user)))
 	})
 }
 

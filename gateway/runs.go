@@ -21,8 +21,9 @@ import (
 //	    &status=waiting,failed&after=<cursor>&limit=N   filtered and paged
 
 // serveRunStatus answers GET /api/v1/saap/runs/{class}/{run}: 404 for an
-// unknown class or run, 403 for a run of a thread the caller is not a
-// member of.
+// unknown class or run, and the same 404 for a run of a thread the caller
+// is not a member of, so that nobody can probe which runs exist or learn
+// their threads.
 func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 	user, ok := g.authenticate(w, r)
 	if !ok {
@@ -37,9 +38,12 @@ func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, badRequest("run_id", "%v", err))
 		return
 	}
+	notFound := func() {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("run %s of agent class %s is not known", run, class), "run_id")
+	}
 	st, err := status.Request(r.Context(), rq, class, run)
 	if errors.Is(err, status.ErrNotFound) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("run %s of agent class %s is not known", run, class), "run_id")
+		notFound()
 		return
 	}
 	if err != nil {
@@ -47,6 +51,11 @@ func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := g.checkMember(r.Context(), st.Thread, user); err != nil {
+		var re *requestError
+		if errors.As(err, &re) && re.status == http.StatusForbidden {
+			notFound()
+			return
+		}
 		g.fail(w, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/saap-go/agent/status"
@@ -65,8 +66,8 @@ func TestRunStatusRoutes(t *testing.T) {
 				path, token string
 				want        int
 			}{
-				{"/api/v1/saap/runs/EchoAgent/run2", tokenBob, http.StatusForbidden},    // not a member
-				{"/api/v1/saap/runs/EchoAgent/other", tokenAlice, http.StatusForbidden}, // another thread
+				{"/api/v1/saap/runs/EchoAgent/run2", tokenBob, http.StatusNotFound},     // not a member
+				{"/api/v1/saap/runs/EchoAgent/other", tokenAlice, http.StatusNotFound},  // another thread
 				{"/api/v1/saap/runs/EchoAgent/nope", tokenAlice, http.StatusNotFound},   // unknown run
 				{"/api/v1/saap/runs/NoSuchAgent/run2", tokenAlice, http.StatusNotFound}, // unknown class
 				{"/api/v1/saap/runs/EchoAgent/run2", "", http.StatusUnauthorized},       // no token
@@ -78,6 +79,16 @@ func TestRunStatusRoutes(t *testing.T) {
 			} {
 				if code, body := getAs(t, e.srv.URL+tc.path, tc.token); code != tc.want {
 					t.Errorf("GET %s as %q: %d %s, want %d", tc.path, tc.token, code, body, tc.want)
+				}
+			}
+			// A foreign run is answered as an unknown one: same status, same
+			// body but for the run id, and no thread id.
+			_, unknown := getAs(t, e.srv.URL+"/api/v1/saap/runs/EchoAgent/nope", tokenAlice)
+			for _, tc := range []struct{ run, token, thread string }{{"run2", tokenBob, thread}, {"other", tokenAlice, "bobsthread"}} {
+				code, body := getAs(t, e.srv.URL+"/api/v1/saap/runs/EchoAgent/"+tc.run, tc.token)
+				want := strings.Replace(string(unknown), "nope", tc.run, 1)
+				if code != http.StatusNotFound || string(body) != want || strings.Contains(string(body), tc.thread) {
+					t.Errorf("foreign run %s: %d %s, want 404 %s", tc.run, code, body, want)
 				}
 			}
 			// Paging through the thread's finished runs.

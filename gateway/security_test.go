@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -305,5 +307,74 @@ func testClientIdentityHeaders(t *testing.T, nb newBusFunc) {
 		if v, ok := got.header["x-aihub-tenant-id"]; ok {
 			t.Errorf("%s: client's x-aihub-tenant-id %v reached the agent", path, v)
 		}
+	}
+}
+
+// testAuthFailureLimit: a client address that keeps failing
+// authentication, or signing bot answers wrongly, gets 429 with
+// Retry-After after the burst, before its credentials are checked, until
+// its budget refills; successful requests do not count, and other
+// addresses are not affected.
+func testAuthFailureLimit(t *testing.T, nb newBusFunc) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	secret := []byte("bot secret")
+	e := newEnv(t, nb, func(c *gateway.Config) {
+		c.AuthFailureRate, c.AuthFailureBurst = 0.5, 3
+		c.Now, c.BotSecret = now, secret
+	})
+	// A client at another address.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.RemoteAddr = "192.0.2.7:4711"
+		e.gw.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	status := func(srv *httptest.Server, token string) (int, string) {
+		resp := post(t, srv, token, blockPath, msgs)
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+
+	for i := range 5 {
+		if code, _ := status(e.srv, tokenAlice); code != http.StatusOK {
+			t.Fatalf("alice's request %d: %d", i, code)
+		}
+	}
+	for i := range 3 {
+		if code, _ := status(e.srv, "guess"); code != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d, want 401", i, code)
+		}
+	}
+	for _, token := range []string{"guess", "", tokenAlice} {
+		if code, wait := status(e.srv, token); code != http.StatusTooManyRequests || wait != "2" {
+			t.Errorf("token %q after the burst: %d Retry-After %q, want 429 and 2", token, code, wait)
+		}
+	}
+	if code, _ := getAs(t, e.srv.URL+"/api/v1/saap/runs/EchoAgent/run1", "guess"); code != http.StatusTooManyRequests {
+		t.Errorf("run status after the burst: %d, want 429", code)
+	}
+
+	// Another address is served, and bot answers with a forged signature
+	// spend its budget.
+	if code, _ := status(other, tokenAlice); code != http.StatusOK {
+		t.Errorf("alice elsewhere: %d, want 200", code)
+	}
+	body := []byte(`{"request_event_id":"6650f0c2a1b2c3d4e5f60700","response":"yes","responder":{"user_id":"b","user_name":"b"}}`)
+	for i := range 3 {
+		if code, text := postSigned(t, other, []byte("forged"), now(), body); code != http.StatusUnauthorized {
+			t.Fatalf("forged answer %d: %d %s, want 401", i, code, text)
+		}
+	}
+	if code, text := postSigned(t, other, secret, now(), body); code != http.StatusTooManyRequests {
+		t.Errorf("bot answer after the burst: %d %s, want 429", code, text)
+	}
+
+	// Two seconds later one more failure is allowed, and no more.
+	clock.Add(int64(2 * time.Second))
+	if code, _ := status(e.srv, "guess"); code != http.StatusUnauthorized {
+		t.Errorf("after the wait: %d, want 401", code)
+	}
+	if code, _ := status(e.srv, tokenAlice); code != http.StatusTooManyRequests {
+		t.Errorf("after that failure: %d, want 429", code)
 	}
 }

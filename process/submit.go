@@ -30,6 +30,9 @@ var (
 	ErrBadWork = errors.New("process: the work does not answer the request")
 	// ErrUnknownClass: the Submitter serves no such process class.
 	ErrUnknownClass = errors.New("process: unknown process class")
+	// ErrDuplicateID: the stream holds another event under the event id
+	// given to Start, so the start was not stored.
+	ErrDuplicateID = errors.New("process: event id taken")
 )
 
 // Submitter lets humans and programs start walkthroughs and submit the
@@ -129,7 +132,9 @@ func (s *Submitter) Classes() []string {
 
 // Start opens a new walkthrough of process instance class/id with start (a
 // ProcessStartEvent subclass one of the process's steps takes) and returns
-// its walkthrough id.
+// its walkthrough id. by, if not nil, becomes the start's user, whatever
+// start says. An event id the caller set is kept (the walkthrough id is
+// derived from it); Handler never lets an HTTP client choose one.
 func (s *Submitter) Start(ctx context.Context, class, id string, start event.Event, by *event.UserIdentity) (string, error) {
 	c, ok := s.procs[class]
 	if !ok {
@@ -147,10 +152,40 @@ func (s *Submitter) Start(ctx context.Context, class, id string, start event.Eve
 		b.EventID = event.NewID()
 	}
 	walk := derivedID("walkthrough", class, id, b.EventID)
+	if by != nil {
+		var err error
+		if start, err = withUser(start, by); err != nil {
+			return "", err
+		}
+	}
 	if err := s.publish(ctx, c.class, id, walk, start); err != nil {
 		return "", err
 	}
 	return walk, nil
+}
+
+// withUser returns e with its user member set to by, declared field or
+// not: the identity comes from authentication, never from the event.
+func withUser(e event.Event, by *event.UserIdentity) (event.Event, error) {
+	data, err := event.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	if members["user"], err = event.MarshalValue(by); err != nil {
+		return nil, fmt.Errorf("process: encode user: %w", err)
+	}
+	if data, err = json.Marshal(members); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	out, err := event.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadWork, err)
+	}
+	return out, nil
 }
 
 func nameOrNil(e event.Event) string {
@@ -163,7 +198,9 @@ func nameOrNil(e event.Event) string {
 // Submit publishes work (a HumanWorkEvent or ProgramWorkEvent subclass
 // whose in_response_to names the request) into walkthrough walk of
 // class/id, stamped with by as submitted_by. Only the first submission for
-// a request is accepted; submitting the same event again is harmless.
+// a request is accepted; submitting the same event again is harmless. The
+// event id is derived from the submission; one work carries is replaced.
+// A nil error means the work is stored in the stream.
 func (s *Submitter) Submit(ctx context.Context, class, id, walk string, work event.Event, by *event.UserIdentity) error {
 	c, ok := s.procs[class]
 	if !ok {
@@ -204,17 +241,21 @@ func (s *Submitter) Submit(ctx context.Context, class, id, walk string, work eve
 		return fmt.Errorf("%w: %s may not answer request %s", ErrForbidden, userName(by), reqID)
 	}
 	setSubmitter(work, by)
+	// The id is always derived from the submission, never the
+	// submitter's: a chosen id the stream saw recently would be dropped as
+	// a duplicate while the request counted as answered, wedging the
+	// walkthrough. Derived, a submitter who retries the same answer after
+	// a failure is not refused as a second one, while a different answer
+	// is.
 	b := work.EventBase()
-	if b.EventID == "" {
-		// Derived from the submission, so that a submitter who retries
-		// the same answer after a failure is not refused as a second one,
-		// while a different answer is.
-		data, err := event.Marshal(work)
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadWork, err)
-		}
-		b.EventID = derivedID("submission", class, walk, reqID, by.ID, string(data))
+	created := b.CreatedAt
+	b.EventID, b.CreatedAt = "", 0
+	data, err := event.Marshal(work)
+	b.CreatedAt = created
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadWork, err)
 	}
+	b.EventID = derivedID("submission", class, walk, reqID, by.ID, string(data))
 	cur, _, err := s.store.SetMarker(ctx, runKey(class, walk), "work."+reqID, b.EventID)
 	if err != nil {
 		return err
@@ -317,8 +358,22 @@ func (s *Submitter) publish(ctx context.Context, class, id, walk string, e event
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadWork, err)
 	}
-	_, err = s.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data, Header: bus.InjectTrace(ctx, nil)}, b.EventID)
-	return err
+	ack, err := s.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data, Header: bus.InjectTrace(ctx, nil)}, b.EventID)
+	if err != nil {
+		return err
+	}
+	if ack.Duplicate {
+		// Dropped for a known message id: stored if this event was sent
+		// before (a retry), lost if another event holds the id.
+		stored, err := s.bus.HasSubject(ctx, topic.ProcessStreamName(class), subj)
+		if err != nil {
+			return fmt.Errorf("process: check duplicate %s: %w", b.EventID, err)
+		}
+		if !stored {
+			return fmt.Errorf("%w: event id %s belongs to another event of the stream; nothing was stored", ErrDuplicateID, b.EventID)
+		}
+	}
+	return nil
 }
 
 // Identify tells who sends an HTTP request; an error answers 401.
@@ -341,6 +396,9 @@ func (s *Submitter) Handler(identify Identify) http.Handler {
 		if !ok {
 			return
 		}
+		// The walkthrough id is derived from the event id: one the client
+		// chose could name another user's walkthrough.
+		ev.EventBase().EventID = ""
 		walk, err := s.Start(r.Context(), r.PathValue("class"), r.PathValue("id"), ev, by)
 		if err != nil {
 			httpError(w, err)
@@ -396,7 +454,7 @@ func httpError(w http.ResponseWriter, err error) {
 		status = http.StatusForbidden
 	case errors.Is(err, ErrNoRequest), errors.Is(err, ErrUnknownClass):
 		status = http.StatusNotFound
-	case errors.Is(err, ErrAnswered):
+	case errors.Is(err, ErrAnswered), errors.Is(err, ErrDuplicateID):
 		status = http.StatusConflict
 	case errors.Is(err, ErrBadWork), errors.As(err, new(*topic.TokenError)):
 		status = http.StatusBadRequest
