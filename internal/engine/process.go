@@ -772,8 +772,13 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 				// words: the limit and the server's settings go to the log
 				// and the dead letter, with the error.
 				msg := fmt.Sprintf("step %s: output %s cannot be published", s.Name(), event.Name(o))
-				if errors.Is(err, bus.ErrPayloadTooLarge) {
+				var le *topic.LengthError
+				var te *topic.TokenError
+				switch {
+				case errors.Is(err, bus.ErrPayloadTooLarge):
 					msg += ": it is too large"
+				case errors.As(err, &le), errors.As(err, &te):
+					msg += ": " + err.Error() // the run's own names, what its author must see
 				}
 				callErr = step.WithUserMessage(fmt.Errorf("step %s: output %s cannot be published: %w", s.Name(), event.Name(o), err), msg)
 				unpublishable = true
