@@ -560,10 +560,13 @@ func (t *Tracing) Ended(ctx context.Context, td interceptor.End) {
 	outcome := OutcomeCompleted
 	if crashed {
 		outcome = OutcomeCrashed
-		msg := "the run crashed"
+		msg, typ := "the run crashed", "RunCrashed"
 		if exc := find[event.ExceptionEvent](terminal); exc != nil {
-			msg = exc.Message
+			msg, typ = exc.Message, exceptionType(terminal)
 		}
+		// An Error status without an exception event shows no cause.
+		span.AddEvent("exception", trace.WithAttributes(
+			attribute.String("exception.type", typ), attribute.String("exception.message", msg)))
 		span.SetStatus(codes.Error, msg)
 	}
 	span.SetAttributes(attribute.String(attrRunOutcome, outcome))
