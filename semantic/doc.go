@@ -24,7 +24,8 @@
 //
 // Tracing implements the engine's hooks (dispatch.Hooks). A run is a trace:
 //
-//	run <class>                  the run: agent class and id, thread as session.id, user as user.id, run id
+//	run <class>                  the run: agent class and id, thread as session.id, user as user.id, run id,
+//	                             input.value the user's last message, output.value the stop event's content
 //	  <consumer>.receive <event>  one per delivery, from the engine
 //	    <consumer>.process <event>
 //	      step <name>             one per execution: trigger, attempt, idempotency key, re-run, outcome

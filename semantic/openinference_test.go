@@ -249,3 +249,47 @@ func TestOpenInferenceFailedToolSpan(t *testing.T) {
 		t.Errorf("tool that worked: status %v, %d events", goodStatus, goodEvents)
 	}
 }
+
+// Answer is a stop event with a content member, as many agents' are.
+type Answer struct {
+	event.StopEvent
+	Content string `json:"content"`
+}
+
+func init() { event.MustRegister[Answer]() }
+
+// The run span (the trace's root) carries the run's input, the user's
+// message, and its output, the stop event's content: Phoenix shows a
+// session's first input and last output from its root spans.
+func TestRunSpanInputOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop event.Event
+		out  string
+	}{
+		{"LLMStopEvent", &event.LLMStopEvent{LLMEvent: event.LLMEvent{OutputMessages: []event.Message{
+			event.MessageFromString("user", "not this"), event.MessageFromString("assistant", "Bern is the capital.")}}},
+			"Bern is the capital."},
+		{"content", &Answer{Content: "three facts"}, "three facts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t)
+			answer := step.New(func(ctx step.Context, q *event.UserMessageEvent) (event.Event, error) { return tc.stop, nil },
+				step.Name("answer"), step.Emits(tc.stop))
+			w, err := step.NewWorkflow("RunIOAgent", answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall())
+			msg := user()
+			msg.Messages = []event.ChatMessage{event.Text(event.RoleSystem, "be brief"),
+				event.Text(event.RoleUser, "What is the capital?"), event.Text("assistant", "not this")}
+			h.Start(msg)
+			m := attrs(rec.tree(t).one("run RunIOAgent"))
+			wantString(t, m, "input.value", "What is the capital?")
+			wantString(t, m, "input.mime_type", "text/plain")
+			wantString(t, m, "output.value", tc.out)
+			wantString(t, m, "output.mime_type", "text/plain")
+		})
+	}
+}

@@ -284,9 +284,14 @@ func (t *Tracing) runAttrs(d interceptor.Delivery) []attribute.KeyValue {
 		attribute.String(attrEventID, d.Event.EventBase().EventID),
 	}
 	user := ""
-	if um := find[event.UserMessageEvent](d.Event); um != nil && um.User != nil {
-		user = um.User.ID
-		as = append(as, attribute.String(attrUser, user))
+	if um := find[event.UserMessageEvent](d.Event); um != nil {
+		if um.User != nil {
+			user = um.User.ID
+			as = append(as, attribute.String(attrUser, user))
+		}
+		if in := userText(um); in != "" {
+			as = append(as, attribute.String("input.value", in), attribute.String("input.mime_type", "text/plain"))
+		}
 	}
 	if t.langfuse {
 		as = append(as,
@@ -570,7 +575,53 @@ func (t *Tracing) Ended(ctx context.Context, td interceptor.End) {
 		span.SetStatus(codes.Error, msg)
 	}
 	span.SetAttributes(attribute.String(attrRunOutcome, outcome))
+	if out, ok := runOutput(terminal); ok {
+		span.SetAttributes(attribute.String("output.value", out), attribute.String("output.mime_type", "text/plain"))
+	}
 	span.End()
+}
+
+// userText is the text of the user's last message: the run's input.
+func userText(um *event.UserMessageEvent) string {
+	for i := len(um.Messages) - 1; i >= 0; i-- {
+		if um.Messages[i].Role == event.RoleUser {
+			return um.Messages[i].Content()
+		}
+	}
+	return ""
+}
+
+// runOutput is the content of the stop event that ended a run: an LLM
+// stop's last assistant message, else the event's member "content".
+func runOutput(terminal event.Event) (string, bool) {
+	if terminal == nil || find[event.ExceptionEvent](terminal) != nil {
+		return "", false
+	}
+	if l := find[event.LLMEvent](terminal); l != nil {
+		for i := len(l.OutputMessages) - 1; i >= 0; i-- {
+			if m := l.OutputMessages[i]; m.Role == event.RoleAssistant {
+				var b strings.Builder
+				for _, c := range m.Contents {
+					if c.Type == "text" {
+						b.WriteString(c.Text)
+					}
+				}
+				return b.String(), true
+			}
+		}
+		return "", false
+	}
+	raw, err := event.Marshal(terminal)
+	if err != nil {
+		return "", false
+	}
+	var v struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &v) != nil || v.Content == nil {
+		return "", false
+	}
+	return *v.Content, true
 }
 
 // DeadLettered counts a dead letter.

@@ -109,6 +109,16 @@ func conform(s *tracepb.Span) []string {
 			bad = append(bad, "status Error without an exception event naming its type")
 		}
 	}
+	// A root span is a run's: Phoenix takes a session's input and output
+	// from them.
+	if len(s.ParentSpanId) == 0 {
+		if attrs["input.value"].GetStringValue() == "" {
+			bad = append(bad, "root span without input.value")
+		}
+		if attrs["saap.run.outcome"].GetStringValue() == semantic.OutcomeCompleted && attrs["output.value"].GetStringValue() == "" {
+			bad = append(bad, "completed run's root span without output.value")
+		}
+	}
 	if s.EndTimeUnixNano < s.StartTimeUnixNano {
 		bad = append(bad, "ends before it starts")
 	}
