@@ -18,7 +18,9 @@
 // (several parts), exception.type is a string, every span has a kind
 // (CHAIN for exceptions and the consumer's spans) and a TOOL span has
 // input.value, output.value (the ToolEvent's "result" member) and
-// tool.id; a ToolEvent with an "error" member marks its span failed.
+// tool.id; a ToolEvent with an "error" member marks its span failed, and
+// one with "started_at" and "ended_at" (Unix nanoseconds) gives its span
+// the call's own start and end.
 //
 // # Spans
 //

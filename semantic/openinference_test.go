@@ -1,7 +1,9 @@
 package semantic_test
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -291,5 +293,50 @@ func TestRunSpanInputOutput(t *testing.T) {
 			wantString(t, m, "output.value", tc.out)
 			wantString(t, m, "output.mime_type", "text/plain")
 		})
+	}
+}
+
+// A TOOL span lasts as long as its call: from the ToolEvent's
+// started_at to its ended_at (Unix nanoseconds), which the tool loop sets;
+// the spans of parallel calls overlap.
+func TestToolSpanLastsTheCall(t *testing.T) {
+	rec := newRecorder(t)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	at := func(d time.Duration) []byte { return []byte(strconv.FormatInt(t0.Add(d).UnixNano(), 10)) }
+	call := step.New(func(ctx step.Context, q *event.UserMessageEvent) ([]event.Event, error) {
+		var out []event.Event
+		for _, c := range []struct {
+			name       string
+			start, end time.Duration
+		}{{"slow", 0, 3 * time.Second}, {"quick", time.Second, 2 * time.Second}} {
+			ev := &event.ToolEvent{Name: str(c.name), ToolCallID: str(c.name)}
+			if err := event.SetExtra(ev, "started_at", at(c.start)); err != nil {
+				return nil, err
+			}
+			if err := event.SetExtra(ev, "ended_at", at(c.end)); err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+		return append(out, &event.StopEvent{}), nil
+	}, step.Name("call"), step.Emits(&event.ToolEvent{}, &event.StopEvent{}))
+	w, err := step.NewWorkflow("ToolTimeAgent", call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall()).Start(user())
+	got := map[string][2]time.Time{}
+	for _, s := range rec.spans.Ended() {
+		if s.Name() == "ToolEvent" {
+			got[attrs(s)["tool.name"].AsString()] = [2]time.Time{s.StartTime(), s.EndTime()}
+		}
+	}
+	for name, want := range map[string][2]time.Time{
+		"slow":  {t0, t0.Add(3 * time.Second)},
+		"quick": {t0.Add(time.Second), t0.Add(2 * time.Second)},
+	} {
+		if g := got[name]; !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
+			t.Errorf("%s: span %v to %v, want %v to %v", name, g[0], g[1], want[0], want[1])
+		}
 	}
 }

@@ -429,6 +429,9 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		if end.Before(from) {
 			from = end
 		}
+		if start, stop, ok := toolTimes(o); ok {
+			from, end = start, stop // the call's own times: parallel calls overlap
+		}
 		as, _ := Attributes(o) // a bare SemanticEvent has none: its span still shows it happened
 		as = append(as, attribute.String(attrEventName, event.Name(o)), attribute.String(attrEventID, o.EventBase().EventID))
 		if t.langfuse {
@@ -446,7 +449,9 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 			es.SetStatus(codes.Error, msg)
 		}
 		es.End(trace.WithTimestamp(end))
-		prev = end
+		if end.After(prev) {
+			prev = end
+		}
 	}
 	span.SetAttributes(attribute.String(attrOutcome, outcome))
 	if r.Err != nil {
@@ -463,6 +468,21 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+}
+
+// toolTimes are when a tool call started and ended: the members
+// "started_at" and "ended_at" of its ToolEvent, in Unix nanoseconds.
+func toolTimes(o event.Event) (start, end time.Time, ok bool) {
+	if find[event.ToolEvent](o) == nil {
+		return start, end, false
+	}
+	var s, e int64
+	rs, ok1 := event.Extra(o, "started_at")
+	re, ok2 := event.Extra(o, "ended_at")
+	if !ok1 || !ok2 || json.Unmarshal(rs, &s) != nil || json.Unmarshal(re, &e) != nil || s <= 0 || e < s {
+		return start, end, false
+	}
+	return time.Unix(0, s), time.Unix(0, e), true
 }
 
 // toolError is the error of a failed tool call: the member "error" of
