@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
@@ -338,5 +339,37 @@ func TestToolSpanLastsTheCall(t *testing.T) {
 		if g := got[name]; !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
 			t.Errorf("%s: span %v to %v, want %v to %v", name, g[0], g[1], want[0], want[1])
 		}
+	}
+}
+
+// Each run of a conversation is a trace of its own; the conversation (the
+// thread) groups them into one session by session.id, as the README says.
+func TestTracePerRunSessionPerThread(t *testing.T) {
+	rec := newRecorder(t)
+	answer := step.New(func(ctx step.Context, q *event.UserMessageEvent) (*event.StopEvent, error) {
+		return &event.StopEvent{}, nil
+	},
+		step.Name("answer"))
+	w, err := step.NewWorkflow("SessionAgent", answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall())
+	h.Start(user(), agenttest.Thread("conversation-1"))
+	h.Start(user(), agenttest.Thread("conversation-1"))
+	var runs []sdktrace.ReadOnlySpan
+	for _, s := range rec.spans.Ended() {
+		if s.Name() == "run SessionAgent" {
+			runs = append(runs, s)
+		}
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d run spans, want 2", len(runs))
+	}
+	if runs[0].SpanContext().TraceID() == runs[1].SpanContext().TraceID() {
+		t.Errorf("both runs in trace %s, want a trace each", runs[0].SpanContext().TraceID())
+	}
+	for _, r := range runs {
+		wantString(t, attrs(r), "session.id", "conversation-1")
 	}
 }
