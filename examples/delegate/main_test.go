@@ -1,9 +1,18 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/saap-go/agent/internal/exectest"
 )
@@ -38,6 +47,67 @@ func TestDelegateExample(t *testing.T) {
 		if !strings.Contains(out, `plan: Researcher: three facts about "a picnic". Critic: no answer within 0.3s.`) ||
 			strings.Count(out, "Planner    AgentInTheLoopResponseEvent") != 1 || strings.Contains(out, "Critic     Answer") {
 			t.Errorf("output:\n%s", out)
+		}
+	})
+	t.Run("trace", func(t *testing.T) {
+		// An OTLP/HTTP receiver: it decodes the protobuf the exporter sends.
+		var mu sync.Mutex
+		var spans []*tracepb.Span
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(r.Body)
+			var req coltracepb.ExportTraceServiceRequest
+			if err == nil {
+				err = proto.Unmarshal(body, &req)
+			}
+			if err != nil || r.URL.Path != "/v1/traces" {
+				http.Error(w, fmt.Sprintf("path %s: %v", r.URL.Path, err), http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					spans = append(spans, ss.Spans...)
+				}
+			}
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		defer srv.Close()
+		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env("OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL), "-trace", "-ask", "a picnic")
+		if err != nil {
+			t.Fatalf("exit: %v\n%s\n%s", err, out, stderr)
+		}
+		if want := "tracing: spans go to " + srv.URL + "/v1/traces (OTLP http/protobuf)"; !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		byName := map[string]*tracepb.Span{}
+		for _, sp := range spans {
+			byName[sp.Name] = sp
+		}
+		planner := byName["run Planner"]
+		for _, name := range []string{"run Planner", "run Researcher", "run Critic", "delegate Researcher", "delegate Critic", "step Combine"} {
+			sp := byName[name]
+			if sp == nil {
+				t.Errorf("no span %q; %d spans\nstderr:\n%s", name, len(spans), stderr)
+				continue
+			}
+			// The delegates' runs continue the planner's trace.
+			if planner != nil && string(sp.TraceId) != string(planner.TraceId) {
+				t.Errorf("span %q not in the planner's trace", name)
+			}
+		}
+		if planner != nil {
+			in := ""
+			for _, kv := range planner.Attributes {
+				if kv.Key == "input.value" {
+					in = kv.Value.GetStringValue()
+				}
+			}
+			if in != "a picnic" {
+				t.Errorf("planner's run span input.value %q, want the question", in)
+			}
 		}
 	})
 }
