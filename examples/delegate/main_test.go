@@ -1,20 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/saap-go/agent/internal/exectest"
+	"github.com/saap-go/agent/internal/oispec"
 )
 
 // The example runs as a process: the planner delegates to two agents at
@@ -51,27 +46,8 @@ func TestDelegateExample(t *testing.T) {
 	})
 	t.Run("trace", func(t *testing.T) {
 		// An OTLP/HTTP receiver: it decodes the protobuf the exporter sends.
-		var mu sync.Mutex
-		var spans []*tracepb.Span
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(r.Body)
-			var req coltracepb.ExportTraceServiceRequest
-			if err == nil {
-				err = proto.Unmarshal(body, &req)
-			}
-			if err != nil || r.URL.Path != "/v1/traces" {
-				http.Error(w, fmt.Sprintf("path %s: %v", r.URL.Path, err), http.StatusBadRequest)
-				return
-			}
-			mu.Lock()
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					spans = append(spans, ss.Spans...)
-				}
-			}
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/x-protobuf")
-		}))
+		rcv := &oispec.Receiver{}
+		srv := httptest.NewServer(rcv)
 		defer srv.Close()
 		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env("OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL), "-trace", "-ask", "a picnic")
 		if err != nil {
@@ -80,11 +56,17 @@ func TestDelegateExample(t *testing.T) {
 		if want := "tracing: spans go to " + srv.URL + "/v1/traces (OTLP http/protobuf)"; !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		spans, errs := rcv.Spans()
+		if errs != nil {
+			t.Fatalf("receiver: %v", errs)
+		}
 		byName := map[string]*tracepb.Span{}
 		for _, sp := range spans {
 			byName[sp.Name] = sp
+			// Every span is as the OpenInference specification has it.
+			for _, bad := range oispec.Check(sp) {
+				t.Errorf("span %q: %s", sp.Name, bad)
+			}
 		}
 		planner := byName["run Planner"]
 		for _, name := range []string{"run Planner", "run Researcher", "run Critic", "delegate Researcher", "delegate Critic", "step Combine"} {
