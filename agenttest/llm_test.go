@@ -2,6 +2,7 @@ package agenttest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -53,8 +54,12 @@ func TestLLMLoopParallelTools(t *testing.T) {
 	// Both tools wait until the other has started: run one after the
 	// other, they would never finish.
 	aStarted, bStarted := make(chan struct{}), make(chan struct{})
-	wait := func(own, other chan struct{}) func(context.Context, struct{}) (string, error) {
+	// toolIn and toolOut are when each tool's function began and returned.
+	var toolIn, toolOut [2]atomic.Int64
+	wait := func(own, other chan struct{}, n int) func(context.Context, struct{}) (string, error) {
 		return func(ctx context.Context, _ struct{}) (string, error) {
+			toolIn[n].Store(time.Now().UnixNano())
+			defer func() { toolOut[n].Store(time.Now().UnixNano()) }()
 			close(own)
 			select {
 			case <-other:
@@ -69,9 +74,11 @@ func TestLLMLoopParallelTools(t *testing.T) {
 		llmtest.Reply("Both ", "done.").Usage(20, 2),
 	)
 	l := &llm.Loop{Provider: p, Model: "m", Tools: []llm.Callable{
-		llm.Func("a", "", wait(aStarted, bStarted)), llm.Func("b", "", wait(bStarted, aStarted)),
+		llm.Func("a", "", wait(aStarted, bStarted, 0)), llm.Func("b", "", wait(bStarted, aStarted, 1)),
 	}}
+	before := time.Now().UnixNano()
 	res := loopHarness(t, l).Start(userMessage("go"))
+	after := time.Now().UnixNano()
 
 	stop, ok := agenttest.TerminalAs[*event.LLMStopEvent](res)
 	if !ok {
@@ -87,6 +94,17 @@ func TestLLMLoopParallelTools(t *testing.T) {
 	for _, e := range tools {
 		raw, _ := event.Extra(e, "result")
 		agenttest.Equal(t, string(raw), `"done"`)
+	}
+	// And when its call started and ended (Unix nanoseconds), for its span.
+	for i, e := range tools {
+		var start, end int64
+		s, _ := event.Extra(e, "started_at")
+		f, _ := event.Extra(e, "ended_at")
+		if json.Unmarshal(s, &start) != nil || json.Unmarshal(f, &end) != nil ||
+			start < before || start > toolIn[i].Load() || end < toolOut[i].Load() || end > after {
+			t.Errorf("%s: started_at %s, ended_at %s; want the call inside [%d, %d], the tool ran [%d, %d]",
+				*e.(*event.ToolEvent).Name, s, f, before, after, toolIn[i].Load(), toolOut[i].Load())
+		}
 	}
 	reqs := p.Requests()
 	if len(reqs) != 2 {

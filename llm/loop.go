@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -325,7 +326,8 @@ func compactJSON(raw json.RawMessage) string {
 
 // runTools runs the pending calls that may run, in parallel, and returns
 // every call's result in the model's order, with a ToolEvent per call run that
-// carries the result (member "result") or the error (member "error").
+// carries the result (member "result") or the error (member "error"), and
+// when the call started and ended ("started_at", "ended_at").
 func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event) {
 	results := make([]Block, len(st.Pending))
 	ran := make([]event.Event, len(st.Pending))
@@ -347,7 +349,10 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			start := time.Now()
 			out, stack, err := callTool(ctx, c, u.Input)
+			attachTime(ran[i], "started_at", start)
+			attachTime(ran[i], "ended_at", time.Now())
 			if err != nil {
 				attrs := []any{"tool", u.ToolName, "tool_call_id", u.ToolUseID, "error", err}
 				if stack != nil {
@@ -377,6 +382,12 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 func attach(ev event.Event, key, s string) {
 	raw, _ := json.Marshal(s)
 	_ = event.SetExtra(ev, key, raw) // valid JSON, a key the event does not declare
+}
+
+// attachTime records when a call started or ended on its ToolEvent, in
+// Unix nanoseconds as created_at is, so its span lasts as long as the call.
+func attachTime(ev event.Event, key string, t time.Time) {
+	_ = event.SetExtra(ev, key, strconv.AppendInt(nil, t.UnixNano(), 10))
 }
 
 // callTool calls c, turning a panic into an error (and its stack, for

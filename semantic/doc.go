@@ -18,13 +18,16 @@
 // (several parts), exception.type is a string, every span has a kind
 // (CHAIN for exceptions and the consumer's spans) and a TOOL span has
 // input.value, output.value (the ToolEvent's "result" member) and
-// tool.id; a ToolEvent with an "error" member marks its span failed.
+// tool.id; a ToolEvent with an "error" member marks its span failed, and
+// one with "started_at" and "ended_at" (Unix nanoseconds) gives its span
+// the call's own start and end.
 //
 // # Spans
 //
 // Tracing implements the engine's hooks (dispatch.Hooks). A run is a trace:
 //
-//	run <class>                  the run: agent class and id, thread as session.id, user as user.id, run id
+//	run <class>                  the run: agent class and id, thread as session.id, user as user.id, run id,
+//	                             input.value the user's last message, output.value the stop event's content
 //	  <consumer>.receive <event>  one per delivery, from the engine
 //	    <consumer>.process <event>
 //	      step <name>             one per execution: trigger, attempt, idempotency key, re-run, outcome

@@ -1,10 +1,13 @@
 package semantic_test
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
@@ -247,5 +250,126 @@ func TestOpenInferenceFailedToolSpan(t *testing.T) {
 	}
 	if goodStatus == codes.Error || goodEvents != 0 {
 		t.Errorf("tool that worked: status %v, %d events", goodStatus, goodEvents)
+	}
+}
+
+// Answer is a stop event with a content member, as many agents' are.
+type Answer struct {
+	event.StopEvent
+	Content string `json:"content"`
+}
+
+func init() { event.MustRegister[Answer]() }
+
+// The run span (the trace's root) carries the run's input, the user's
+// message, and its output, the stop event's content: Phoenix shows a
+// session's first input and last output from its root spans.
+func TestRunSpanInputOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop event.Event
+		out  string
+	}{
+		{"LLMStopEvent", &event.LLMStopEvent{LLMEvent: event.LLMEvent{OutputMessages: []event.Message{
+			event.MessageFromString("user", "not this"), event.MessageFromString("assistant", "Bern is the capital.")}}},
+			"Bern is the capital."},
+		{"content", &Answer{Content: "three facts"}, "three facts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t)
+			answer := step.New(func(ctx step.Context, q *event.UserMessageEvent) (event.Event, error) { return tc.stop, nil },
+				step.Name("answer"), step.Emits(tc.stop))
+			w, err := step.NewWorkflow("RunIOAgent", answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall())
+			msg := user()
+			msg.Messages = []event.ChatMessage{event.Text(event.RoleSystem, "be brief"),
+				event.Text(event.RoleUser, "What is the capital?"), event.Text("assistant", "not this")}
+			h.Start(msg)
+			m := attrs(rec.tree(t).one("run RunIOAgent"))
+			wantString(t, m, "input.value", "What is the capital?")
+			wantString(t, m, "input.mime_type", "text/plain")
+			wantString(t, m, "output.value", tc.out)
+			wantString(t, m, "output.mime_type", "text/plain")
+		})
+	}
+}
+
+// A TOOL span lasts as long as its call: from the ToolEvent's
+// started_at to its ended_at (Unix nanoseconds), which the tool loop sets;
+// the spans of parallel calls overlap.
+func TestToolSpanLastsTheCall(t *testing.T) {
+	rec := newRecorder(t)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	at := func(d time.Duration) []byte { return []byte(strconv.FormatInt(t0.Add(d).UnixNano(), 10)) }
+	call := step.New(func(ctx step.Context, q *event.UserMessageEvent) ([]event.Event, error) {
+		var out []event.Event
+		for _, c := range []struct {
+			name       string
+			start, end time.Duration
+		}{{"slow", 0, 3 * time.Second}, {"quick", time.Second, 2 * time.Second}} {
+			ev := &event.ToolEvent{Name: str(c.name), ToolCallID: str(c.name)}
+			if err := event.SetExtra(ev, "started_at", at(c.start)); err != nil {
+				return nil, err
+			}
+			if err := event.SetExtra(ev, "ended_at", at(c.end)); err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+		return append(out, &event.StopEvent{}), nil
+	}, step.Name("call"), step.Emits(&event.ToolEvent{}, &event.StopEvent{}))
+	w, err := step.NewWorkflow("ToolTimeAgent", call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall()).Start(user())
+	got := map[string][2]time.Time{}
+	for _, s := range rec.spans.Ended() {
+		if s.Name() == "ToolEvent" {
+			got[attrs(s)["tool.name"].AsString()] = [2]time.Time{s.StartTime(), s.EndTime()}
+		}
+	}
+	for name, want := range map[string][2]time.Time{
+		"slow":  {t0, t0.Add(3 * time.Second)},
+		"quick": {t0.Add(time.Second), t0.Add(2 * time.Second)},
+	} {
+		if g := got[name]; !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
+			t.Errorf("%s: span %v to %v, want %v to %v", name, g[0], g[1], want[0], want[1])
+		}
+	}
+}
+
+// Each run of a conversation is a trace of its own; the conversation (the
+// thread) groups them into one session by session.id, as the README says.
+func TestTracePerRunSessionPerThread(t *testing.T) {
+	rec := newRecorder(t)
+	answer := step.New(func(ctx step.Context, q *event.UserMessageEvent) (*event.StopEvent, error) {
+		return &event.StopEvent{}, nil
+	},
+		step.Name("answer"))
+	w, err := step.NewWorkflow("SessionAgent", answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall())
+	h.Start(user(), agenttest.Thread("conversation-1"))
+	h.Start(user(), agenttest.Thread("conversation-1"))
+	var runs []sdktrace.ReadOnlySpan
+	for _, s := range rec.spans.Ended() {
+		if s.Name() == "run SessionAgent" {
+			runs = append(runs, s)
+		}
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d run spans, want 2", len(runs))
+	}
+	if runs[0].SpanContext().TraceID() == runs[1].SpanContext().TraceID() {
+		t.Errorf("both runs in trace %s, want a trace each", runs[0].SpanContext().TraceID())
+	}
+	for _, r := range runs {
+		wantString(t, attrs(r), "session.id", "conversation-1")
 	}
 }

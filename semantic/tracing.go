@@ -284,9 +284,14 @@ func (t *Tracing) runAttrs(d interceptor.Delivery) []attribute.KeyValue {
 		attribute.String(attrEventID, d.Event.EventBase().EventID),
 	}
 	user := ""
-	if um := find[event.UserMessageEvent](d.Event); um != nil && um.User != nil {
-		user = um.User.ID
-		as = append(as, attribute.String(attrUser, user))
+	if um := find[event.UserMessageEvent](d.Event); um != nil {
+		if um.User != nil {
+			user = um.User.ID
+			as = append(as, attribute.String(attrUser, user))
+		}
+		if in := userText(um); in != "" {
+			as = append(as, attribute.String("input.value", in), attribute.String("input.mime_type", "text/plain"))
+		}
 	}
 	if t.langfuse {
 		as = append(as,
@@ -424,6 +429,9 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		if end.Before(from) {
 			from = end
 		}
+		if start, stop, ok := toolTimes(o); ok {
+			from, end = start, stop // the call's own times: parallel calls overlap
+		}
 		as, _ := Attributes(o) // a bare SemanticEvent has none: its span still shows it happened
 		as = append(as, attribute.String(attrEventName, event.Name(o)), attribute.String(attrEventID, o.EventBase().EventID))
 		if t.langfuse {
@@ -441,7 +449,9 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 			es.SetStatus(codes.Error, msg)
 		}
 		es.End(trace.WithTimestamp(end))
-		prev = end
+		if end.After(prev) {
+			prev = end
+		}
 	}
 	span.SetAttributes(attribute.String(attrOutcome, outcome))
 	if r.Err != nil {
@@ -458,6 +468,21 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+}
+
+// toolTimes are when a tool call started and ended: the members
+// "started_at" and "ended_at" of its ToolEvent, in Unix nanoseconds.
+func toolTimes(o event.Event) (start, end time.Time, ok bool) {
+	if find[event.ToolEvent](o) == nil {
+		return start, end, false
+	}
+	var s, e int64
+	rs, ok1 := event.Extra(o, "started_at")
+	re, ok2 := event.Extra(o, "ended_at")
+	if !ok1 || !ok2 || json.Unmarshal(rs, &s) != nil || json.Unmarshal(re, &e) != nil || s <= 0 || e < s {
+		return start, end, false
+	}
+	return time.Unix(0, s), time.Unix(0, e), true
 }
 
 // toolError is the error of a failed tool call: the member "error" of
@@ -560,14 +585,63 @@ func (t *Tracing) Ended(ctx context.Context, td interceptor.End) {
 	outcome := OutcomeCompleted
 	if crashed {
 		outcome = OutcomeCrashed
-		msg := "the run crashed"
+		msg, typ := "the run crashed", "RunCrashed"
 		if exc := find[event.ExceptionEvent](terminal); exc != nil {
-			msg = exc.Message
+			msg, typ = exc.Message, exceptionType(terminal)
 		}
+		// An Error status without an exception event shows no cause.
+		span.AddEvent("exception", trace.WithAttributes(
+			attribute.String("exception.type", typ), attribute.String("exception.message", msg)))
 		span.SetStatus(codes.Error, msg)
 	}
 	span.SetAttributes(attribute.String(attrRunOutcome, outcome))
+	if out, ok := runOutput(terminal); ok {
+		span.SetAttributes(attribute.String("output.value", out), attribute.String("output.mime_type", "text/plain"))
+	}
 	span.End()
+}
+
+// userText is the text of the user's last message: the run's input.
+func userText(um *event.UserMessageEvent) string {
+	for i := len(um.Messages) - 1; i >= 0; i-- {
+		if um.Messages[i].Role == event.RoleUser {
+			return um.Messages[i].Content()
+		}
+	}
+	return ""
+}
+
+// runOutput is the content of the stop event that ended a run: an LLM
+// stop's last assistant message, else the event's member "content".
+func runOutput(terminal event.Event) (string, bool) {
+	if terminal == nil || find[event.ExceptionEvent](terminal) != nil {
+		return "", false
+	}
+	if l := find[event.LLMEvent](terminal); l != nil {
+		for i := len(l.OutputMessages) - 1; i >= 0; i-- {
+			if m := l.OutputMessages[i]; m.Role == event.RoleAssistant {
+				var b strings.Builder
+				for _, c := range m.Contents {
+					if c.Type == "text" {
+						b.WriteString(c.Text)
+					}
+				}
+				return b.String(), true
+			}
+		}
+		return "", false
+	}
+	raw, err := event.Marshal(terminal)
+	if err != nil {
+		return "", false
+	}
+	var v struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &v) != nil || v.Content == nil {
+		return "", false
+	}
+	return *v.Content, true
 }
 
 // DeadLettered counts a dead letter.

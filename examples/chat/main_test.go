@@ -3,21 +3,18 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/exectest"
+	"github.com/saap-go/agent/internal/oispec"
 )
 
 // The example is built once and run as a process, as a user runs it.
@@ -82,29 +79,8 @@ func TestChatExample(t *testing.T) {
 
 	t.Run("trace", func(t *testing.T) {
 		// An OTLP/HTTP receiver: it decodes the protobuf the exporter sends.
-		var mu sync.Mutex
-		spans := map[string]*tracepb.Span{}
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(r.Body)
-			var req coltracepb.ExportTraceServiceRequest
-			if err == nil {
-				err = proto.Unmarshal(body, &req)
-			}
-			if err != nil || r.URL.Path != "/v1/traces" {
-				http.Error(w, fmt.Sprintf("path %s: %v", r.URL.Path, err), http.StatusBadRequest)
-				return
-			}
-			mu.Lock()
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					for _, sp := range ss.Spans {
-						spans[sp.Name] = sp
-					}
-				}
-			}
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/x-protobuf")
-		}))
+		rcv := &oispec.Receiver{}
+		srv := httptest.NewServer(rcv)
 		defer srv.Close()
 		out, stderr, err := exectest.Run(t, bin, time.Minute,
 			exectest.Env("OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL, "SAAP_TRACE_LANGFUSE=true"), "-trace", "-ask", "Hi")
@@ -114,8 +90,18 @@ func TestChatExample(t *testing.T) {
 		if want := "tracing: spans go to " + srv.URL + "/v1/traces (OTLP http/protobuf)"; !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		received, errs := rcv.Spans()
+		if errs != nil {
+			t.Fatalf("receiver: %v", errs)
+		}
+		spans := map[string]*tracepb.Span{}
+		for _, sp := range received {
+			spans[sp.Name] = sp
+			// Every span is as the OpenInference specification has it.
+			for _, bad := range oispec.Check(sp) {
+				t.Errorf("span %q: %s", sp.Name, bad)
+			}
+		}
 		run, llm := spans["run ChatAgent"], spans["LLMStopEvent"]
 		if run == nil || llm == nil || spans["step Answer"] == nil {
 			t.Fatalf("spans received: %d (%v)\nstderr:\n%s", len(spans), spans, stderr)

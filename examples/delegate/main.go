@@ -10,6 +10,7 @@
 //	go run ./examples/delegate -slow                # the critic misses its timeout
 //	go run ./examples/delegate -ask "text"          # plan something else
 //	go run ./examples/delegate -timeout 3s -slow    # a longer wait
+//	go run ./examples/delegate -trace               # export the three runs' spans over OTLP
 //
 // With NATS_URL set the agents join that server instead of an embedded one.
 package main
@@ -31,6 +32,7 @@ import (
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/examples/internal/demo"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -168,14 +170,15 @@ func main() {
 	slow := flag.Bool("slow", false, "make the critic slower than the delegation timeout")
 	timeout := flag.Duration("timeout", time.Second, "how long the planner waits for each delegate")
 	verbose := flag.Bool("v", false, "log the runners' info messages")
+	traced := flag.Bool("trace", false, "export OpenInference spans over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); setting that variable turns tracing on too")
 	flag.Parse()
-	if err := run(*ask, *slow, *timeout, *verbose, os.Stdout); err != nil {
+	if err := run(*ask, *slow, *timeout, *verbose, *traced, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "delegate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ask string, slow bool, timeout time.Duration, verbose bool, out io.Writer) error {
+func run(ask string, slow bool, timeout time.Duration, verbose, traced bool, out io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	level := slog.LevelWarn
@@ -188,19 +191,43 @@ func run(ask string, slow bool, timeout time.Duration, verbose bool, out io.Writ
 		critic.Delay = 3 * timeout
 	}
 
-	// The planner starts first: without NATS_URL it starts an embedded
-	// server, which the delegates then join.
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	planner, err := start(runCtx, Planner{Timeout: timeout}, log)
+	exp, err := demo.StartTracing(ctx, traced, out)
 	if err != nil {
 		return err
 	}
+	var opts []agent.Option
+	if exp != nil {
+		opts = append(opts, agent.WithTracerProvider(exp.TracerProvider()))
+	}
+
+	// The planner starts first: without NATS_URL it starts an embedded
+	// server, which the delegates then join.
+	runCtx, cancel := context.WithCancel(ctx)
+	var stopped []<-chan error
+	defer func() {
+		cancel()
+		for _, s := range stopped {
+			<-s
+		}
+		// After the runners: their run spans end when they stop.
+		if exp != nil {
+			if err := exp.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "tracing: %v\n", err)
+			}
+		}
+	}()
+	planner, plannerStopped, err := start(runCtx, Planner{Timeout: timeout}, log, opts...)
+	if err != nil {
+		return err
+	}
+	stopped = append(stopped, plannerStopped)
 	url := planner.Info().NATSURL
 	for _, a := range []agent.Agent{Researcher{}, critic} {
-		if _, err := start(runCtx, a, log, agent.WithNATS(url)); err != nil {
+		_, s, err := start(runCtx, a, log, append(opts, agent.WithNATS(url))...)
+		if err != nil {
 			return err
 		}
+		stopped = append(stopped, s)
 	}
 
 	b, err := natsbus.Connect(natsbus.Config{URL: url})
@@ -251,19 +278,23 @@ func run(ask string, slow bool, timeout time.Duration, verbose bool, out io.Writ
 	}
 }
 
-// start runs a until ctx is done and returns once it takes events.
-func start(ctx context.Context, a agent.Agent, log *slog.Logger, opts ...agent.Option) (*agent.Runner, error) {
+// start runs a until ctx is done and returns once it takes events;
+// stopped is closed when the runner has stopped.
+func start(ctx context.Context, a agent.Agent, log *slog.Logger, opts ...agent.Option) (r *agent.Runner, stopped <-chan error, err error) {
 	opts = append([]agent.Option{agent.Standalone(), agent.WithLogger(log), agent.WithShutdownTimeout(time.Second)}, opts...)
-	r, err := agent.New(a, opts...)
+	r, err = agent.New(a, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- r.Run(ctx) }()
+	go func() {
+		errc <- r.Run(ctx)
+		close(errc)
+	}()
 	select {
 	case <-r.Ready():
-		return r, nil
+		return r, errc, nil
 	case err := <-errc:
-		return nil, fmt.Errorf("%s: %w", r.Class(), err)
+		return nil, nil, fmt.Errorf("%s: %w", r.Class(), err)
 	}
 }

@@ -94,7 +94,7 @@ func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
 	if !o.Platform {
 		opts = append(opts, agent.Standalone())
 	}
-	exp, err := startTracing(ctx, o)
+	exp, err := StartTracing(ctx, o.Trace, o.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -192,10 +192,12 @@ func (e *Env) Close() {
 	}
 }
 
-// startTracing sets up OTLP export when o.Trace or the environment asks
-// for it, and prints where the spans go.
-func startTracing(ctx context.Context, o Options) (*otlp.Exporter, error) {
-	if !o.Trace && !otlp.Enabled() {
+// StartTracing sets up OTLP export when on (a -trace flag) or the
+// environment asks for it, and prints to out where the spans go. It
+// returns nil when there is nothing to export; Close the exporter after
+// the runners have stopped.
+func StartTracing(ctx context.Context, on bool, out io.Writer) (*otlp.Exporter, error) {
+	if !on && !otlp.Enabled() {
 		return nil, nil
 	}
 	if !otlp.Enabled() {
@@ -208,7 +210,7 @@ func startTracing(ctx context.Context, o Options) (*otlp.Exporter, error) {
 	if err != nil || exp == nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.Out, "tracing: spans go to %s (OTLP %s)\n", exp.Where(), exp.Protocol())
+	fmt.Fprintf(out, "tracing: spans go to %s (OTLP %s)\n", exp.Where(), exp.Protocol())
 	return exp, nil
 }
 
