@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	neturl "net/url"
 	"os"
 
 	"github.com/saap-go/agent/store"
@@ -13,9 +15,8 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
-	"github.com/saap-go/agent/internal/natsserver"
+	"github.com/saap-go/agent/internal/embedhook"
 	"github.com/saap-go/agent/store/natskv"
-	redisstore "github.com/saap-go/agent/store/redis"
 )
 
 // EnvRedisURL names the Redis server that keeps run state when set
@@ -36,7 +37,11 @@ func (r *Runner) connect(ctx context.Context, res *resources, info *Info) (bus.B
 		cfg.URL = r.o.natsURL
 	}
 	if cfg.URL == "" {
-		srv, err := natsserver.Start(natsserver.Options{Dir: r.o.dataDir})
+		if embedhook.Start == nil {
+			return nil, fmt.Errorf("agent: no NATS server is configured (set %s or use WithNATS), and no embedded one is linked: add import _ %q to start one",
+				natsbus.EnvURL, "github.com/saap-go/agent/embedded")
+		}
+		srv, err := embedhook.Start(r.o.dataDir)
 		if err != nil {
 			return nil, fmt.Errorf("agent: embedded NATS server: %w", err)
 		}
@@ -75,11 +80,18 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 		url = os.Getenv(EnvRedisURL)
 	}
 	if url != "" {
-		s, err := redisstore.Open(ctx, url, redisstore.Config{})
+		if u, err := neturl.Parse(url); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			return nil, fmt.Errorf("agent: state store: %s (or WithRedis) must be a redis:// or rediss:// URL", EnvRedisURL)
+		}
+		// Through the store registry: the Redis client is linked only by
+		// programs that import store/redis.
+		s, err := store.Open(ctx, url)
 		if err != nil {
 			return nil, fmt.Errorf("agent: state store: %w", err)
 		}
-		res.add(s.Close)
+		if c, ok := s.(io.Closer); ok {
+			res.add(c.Close)
+		}
 		info.Store = "redis"
 		return s, nil
 	}

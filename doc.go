@@ -23,6 +23,7 @@
 //		"syscall"
 //
 //		"github.com/saap-go/agent"
+//		_ "github.com/saap-go/agent/embedded" // a NATS server in the process when NATS_URL is unset
 //		"github.com/saap-go/agent/event"
 //		"github.com/saap-go/agent/step"
 //	)

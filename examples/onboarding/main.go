@@ -34,10 +34,12 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	_ "github.com/saap-go/agent/embedded" // a NATS server in the process when NATS_URL is unset
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/store/natskv"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps the agent's state in Redis
 	"github.com/saap-go/agent/topic"
 )
 

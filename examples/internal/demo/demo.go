@@ -27,10 +27,12 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	_ "github.com/saap-go/agent/embedded" // the examples start a NATS server when NATS_URL is unset
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/internal/eventline"
 	"github.com/saap-go/agent/semantic/otlp"
+	_ "github.com/saap-go/agent/store/redis" // and honour REDIS_URL
 	"github.com/saap-go/agent/topic"
 )
 
