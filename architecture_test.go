@@ -46,3 +46,20 @@ func TestArchitectureImportRules(t *testing.T) {
 		t.Fatalf("go list gave %d packages, want the module's", seen)
 	}
 }
+
+// A program links what it imports: the runner alone links neither the
+// NATS server nor the Redis client (docs/architecture.md).
+func TestRunnerLinksNoServerNorRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the runner's dependencies with go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", module).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") || strings.HasPrefix(dep, "github.com/redis/go-redis") {
+			t.Errorf("the root package links %s; it belongs to a package a program imports for it", dep)
+		}
+	}
+}
