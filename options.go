@@ -34,7 +34,7 @@ const (
 	// memory. Paused runs age out of it, so ten thousand of them cost the
 	// process next to nothing; an active run's next event reloads its
 	// history from the stream if it was evicted.
-	DefaultCacheSize = 1000
+	DefaultCacheSize = engine.DefaultCacheSize
 )
 
 // An Option configures Run and New.

@@ -156,7 +156,7 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		consumer:    bus.RunnerConsumer(w.Class()).Durable,
 		bus:         b,
 		store:       s,
-		cache:       newRunCache(10000),
+		cache:       newRunCache(DefaultCacheSize),
 		heartbeat:   10 * time.Second,
 		config:      emptyConfig{},
 		now:         time.Now,

@@ -18,6 +18,10 @@ import (
 	"github.com/saap-go/agent/event"
 )
 
+// DefaultCacheSize bounds the runs whose history an engine keeps in memory,
+// for every runner that does not choose (agent.WithCacheSize).
+const DefaultCacheSize = 1000
+
 // runCache is a bounded LRU of run histories. Nothing else per run
 // lives in the process.
 type runCache struct {
