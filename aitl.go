@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
@@ -205,7 +206,7 @@ func (d *delegator) watch(ctx context.Context, dc string) error {
 // a restart resumes where it stopped. Buses without JetStream access (none
 // the runner uses) keep the bus's default.
 func deliverNew(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) error {
-	jsb, ok := b.(interface{ JetStream() jetstream.JetStream })
+	jsb, ok := b.(natsbus.JetStreamer)
 	if !ok {
 		return nil
 	}

@@ -95,7 +95,7 @@ func (r *Runner) openStore(ctx context.Context, res *resources, b bus.Bus, info 
 		info.Store = "redis"
 		return s, nil
 	}
-	if js, ok := b.(interface{ JetStream() jetstream.JetStream }); ok {
+	if js, ok := b.(natsbus.JetStreamer); ok {
 		cfg := natskv.Config{Replicas: r.o.replicas}
 		s, err := natskv.New(ctx, js.JetStream(), cfg)
 		if err != nil {

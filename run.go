@@ -16,9 +16,8 @@ import (
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/event"
@@ -253,7 +252,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		"nats", info.NATSURL, "embedded", info.Embedded, "store", info.Store, "standalone", info.Standalone)
 
 	var lost <-chan struct{} // nil (never ready) for a bus that cannot tell
-	if c, ok := b.(interface{ Closed() <-chan struct{} }); ok {
+	if c, ok := b.(natsbus.ClosedReporter); ok {
 		lost = c.Closed()
 	}
 wait:
@@ -603,7 +602,7 @@ func envTrue(v string) bool {
 // of the existing consumer, when one exists on a JetStream bus with the same
 // filter and different settings.
 func driftedConsumer(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) (bus.ConsumerConfig, bool) {
-	jsb, ok := b.(interface{ JetStream() jetstream.JetStream })
+	jsb, ok := b.(natsbus.JetStreamer)
 	if !ok {
 		return cfg, false
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/topic"
 )
@@ -269,7 +270,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // connection is down or closed, so a load balancer stops sending requests
 // that could only fail.
 func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	if c, ok := g.bus.(interface{ Conn() *nats.Conn }); ok {
+	if c, ok := g.bus.(natsbus.Conner); ok {
 		if nc := c.Conn(); nc == nil || nc.Status() != nats.CONNECTED {
 			status := "closed"
 			if nc != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -120,7 +121,7 @@ func (d *delegator) start(ctx context.Context) ([]bus.Consumer, error) {
 // other runs that must not be replayed. Once it exists, a restart resumes
 // where it stopped.
 func deliverNew(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) error {
-	jsb, ok := b.(interface{ JetStream() jetstream.JetStream })
+	jsb, ok := b.(natsbus.JetStreamer)
 	if !ok {
 		return nil
 	}

@@ -124,6 +124,21 @@ func New(nc *nats.Conn, cfg Config) (*Bus, error) {
 	return b, nil
 }
 
+// The capabilities beyond bus.Bus that the SDK uses when a bus has them.
+// A wrapper of a Bus (for metrics, policy, tests) keeps every feature by
+// forwarding these methods too.
+type (
+	// JetStreamer gives the JetStream context: the runner keeps its state
+	// in JetStream KV on it, reconciles drifted consumers, and the
+	// delegators create their consumers through it.
+	JetStreamer interface{ JetStream() jetstream.JetStream }
+	// Conner gives the NATS connection: the gateway's health reports it.
+	Conner interface{ Conn() *nats.Conn }
+	// ClosedReporter tells when the connection closed for good: the
+	// runner then stops with an error instead of waiting.
+	ClosedReporter interface{ Closed() <-chan struct{} }
+)
+
 // Closed is closed once the connection is closed for good: by Close, by
 // its owner, or by the client giving up on it (nats.go does after some
 // server errors, such as a protocol line over the server's limit). Nothing
