@@ -6,10 +6,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/saap-go/agent/internal/cputime"
 	"github.com/saap-go/agent/internal/engine"
 	memstore "github.com/saap-go/agent/store/memory"
 
@@ -76,23 +75,15 @@ func BenchmarkTracedRun(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			run := benchRunner(b, v.opts(b))
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Now()
 			for b.Loop() {
 				run()
 			}
 			// CPU time of the whole process (GC and exporter goroutines
 			// included): steadier than wall time on a shared machine.
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Now()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchRunner returns a function that runs one 3-step run to its end.

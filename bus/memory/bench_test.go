@@ -3,27 +3,18 @@ package memory_test
 import (
 	"context"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/memory"
+	"github.com/saap-go/agent/internal/cputime"
 )
 
-// cpuTime is the process's user+system CPU time: per message
-// ("cpu-ns/op") it is steadier than wall time on a loaded machine.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func measure(b *testing.B) func() {
-	start := cpuTime()
+	start := cputime.Now()
 	return func() {
 		b.StopTimer()
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Now()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/internal/cputime"
 	"github.com/saap-go/agent/internal/natsserver"
 )
 
@@ -42,22 +42,12 @@ func benchServer(b *testing.B) (*natsserver.Server, *nats.Conn, *natsbus.Bus) {
 	return s, nc, bb
 }
 
-// cpuTime is the process's user+system CPU time. The benchmarks report it
-// per message ("cpu-ns/op") besides wall time: on a shared, loaded machine
-// it is the steadier figure, and it counts the embedded server's work too,
-// the same for both variants.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // measure reports cpu-ns/op for the timed part of b.
 func measure(b *testing.B) func() {
-	start := cpuTime()
+	start := cputime.Now()
 	return func() {
 		b.StopTimer()
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Now()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 

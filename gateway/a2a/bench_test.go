@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saap-go/agent/internal/cputime"
 )
 
 // timed posts body to url as alice and reads the streamed answer to its
@@ -55,14 +56,14 @@ func BenchmarkStream(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		sse := func() {
-			c := cpuTime()
+			c := cputime.Now()
 			f, d := timed(b, client, sseURL, sseBody, `"ChunkEvent"`)
-			sseFirst, sseEnd, sseCPU = sseFirst+f, sseEnd+d, sseCPU+cpuTime()-c
+			sseFirst, sseEnd, sseCPU = sseFirst+f, sseEnd+d, sseCPU+cputime.Now()-c
 		}
 		a2a := func() {
-			c := cpuTime()
+			c := cputime.Now()
 			f, d := timed(b, client, e.url, rpcBody, `"artifact-update"`)
-			a2aFirst, a2aEnd, a2aCPU = a2aFirst+f, a2aEnd+d, a2aCPU+cpuTime()-c
+			a2aFirst, a2aEnd, a2aCPU = a2aFirst+f, a2aEnd+d, a2aCPU+cputime.Now()-c
 		}
 		if i%2 == 0 {
 			sse()
@@ -84,16 +85,4 @@ func BenchmarkStream(b *testing.B) {
 	b.ReportMetric(ms(sseCPU), "sse-cpu-ms")
 	b.ReportMetric(ms(a2aCPU), "a2a-cpu-ms")
 	b.ReportMetric(float64(a2aCPU)/float64(sseCPU), "cpu-ratio")
-}
-
-// cpuTime is the process's user and system CPU time so far: the agent, the
-// gateway and the client all run in the test process, so the difference
-// over a request is what the whole exchange cost, independent of how long
-// the machine's load made it wait.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

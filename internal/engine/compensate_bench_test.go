@@ -1,11 +1,11 @@
 package engine_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/internal/cputime"
 	"github.com/saap-go/agent/step"
 )
 
@@ -43,10 +43,10 @@ func BenchmarkCompensationDeclared(b *testing.B) {
 		}
 		for _, i := range order {
 			env := [2]*benchEnv{without, with}[i]
-			c0, t0 := cpuTime(), time.Now()
+			c0, t0 := cputime.Now(), time.Now()
 			env.start(b, &event.StartEvent{})
 			wall[i] += time.Since(t0)
-			cpu[i] += cpuTime() - c0
+			cpu[i] += cputime.Now() - c0
 		}
 		n++
 	}
@@ -54,13 +54,4 @@ func BenchmarkCompensationDeclared(b *testing.B) {
 	b.ReportMetric(float64(wall[1].Nanoseconds())/float64(n), "wall-ns/run-declared")
 	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
-}
-
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
