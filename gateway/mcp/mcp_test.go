@@ -25,11 +25,7 @@ func start(t testing.TB) *adaptertest.Env {
 	return adaptertest.Start(t, nil, func(g *gateway.Gateway) { mcp.Mount(g, mcp.Options{AgentID: "dev"}) })
 }
 
-func ctxTimeout(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxTimeout(t testing.TB) context.Context { return adaptertest.Ctx(t) }
 
 // bearer adds a token to every request.
 type bearer struct{ token string }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -15,11 +14,7 @@ import (
 	"github.com/saap-go/agent/gateway/ws"
 )
 
-func ctxTimeout(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxTimeout(t testing.TB) context.Context { return adaptertest.Ctx(t) }
 
 type client struct {
 	t    *testing.T

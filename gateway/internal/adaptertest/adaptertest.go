@@ -187,3 +187,11 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	t.Cleanup(srv.Close)
 	return &Env{Bus: b, Gateway: gw, Server: srv}
 }
+
+// Ctx is a context for one call of a test, cancelled after 30 s or when
+// the test ends.
+func Ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
