@@ -56,6 +56,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/retry"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps the agent's state in Redis
 	"github.com/saap-go/agent/topic"
 )
 
