@@ -37,7 +37,7 @@ func wantString(t *testing.T, m map[string]attribute.Value, key, want string) {
 		return
 	}
 	if v.Type() != attribute.STRING || v.AsString() != want {
-		t.Errorf("%s = %v (%v), want string %q", key, v.Emit(), v.Type(), want)
+		t.Errorf("%s = %v (%v), want string %q", key, v.String(), v.Type(), want)
 	}
 }
 
@@ -45,7 +45,7 @@ func wantAbsent(t *testing.T, m map[string]attribute.Value, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		if v, ok := m[k]; ok {
-			t.Errorf("attribute %s = %v, want none", k, v.Emit())
+			t.Errorf("attribute %s = %v, want none", k, v.String())
 		}
 	}
 }
@@ -136,12 +136,12 @@ func TestOpenInferenceExceptionType(t *testing.T) {
 	wantString(t, m, "exception.type", "ExceptionEvent")
 	wantString(t, m, "exception.message", "boom")
 	if v := m["http.response.status_code"]; v.Type() != attribute.INT64 || v.AsInt64() != 502 {
-		t.Errorf("http.response.status_code = %v", v.Emit())
+		t.Errorf("http.response.status_code = %v", v.String())
 	}
 	m = spanAttrs(t, decode(t, `{"_event_name":"ExceptionEvent","message":"m","error_type":"ValueError"}`))
 	wantString(t, m, "exception.type", "ValueError")
 	if v := m["http.response.status_code"]; v.AsInt64() != 500 {
-		t.Errorf("http.response.status_code of an unset status = %v, want the default 500", v.Emit())
+		t.Errorf("http.response.status_code of an unset status = %v, want the default 500", v.String())
 	}
 }
 
@@ -243,7 +243,7 @@ func TestOpenInferenceFailedToolSpan(t *testing.T) {
 	}
 	exc := map[string]string{}
 	for _, kv := range excAttrs {
-		exc[string(kv.Key)] = kv.Value.Emit()
+		exc[string(kv.Key)] = kv.Value.String()
 	}
 	if exc["exception.message"] != "disk full" || exc["exception.type"] == "" {
 		t.Errorf("exception event attributes %v", excAttrs)
