@@ -82,7 +82,8 @@
 // a connection cap that a new connection may pass only by taking such an
 // idle connection's place, and a cap per client address; streams extend
 // their write deadline per event.
-// GET /api/v1/health answers 503 while the NATS connection is down.
+// GET /api/v1/health answers 503 while the NATS connection is down or
+// JetStream is unavailable or out of storage, naming the reason.
 //
 // POST /v1/chat/completions (and /api/v1/{tenant}/openai/chat/completions)
 // is OpenAI-compatible: model "<AgentClass>/<agent_id>", or the class
