@@ -97,6 +97,7 @@ type Store struct {
 	js      jetstream.JetStream
 	buckets []jetstream.KeyValueConfig
 	lostMu  sync.Mutex
+	checked time.Time // of the last lostBucket check
 	lost    chan error
 
 	revs  capped[string, revHint]
@@ -184,6 +185,12 @@ func (s *Store) lostBucket(err error) {
 	}
 	s.lostMu.Lock()
 	defer s.lostMu.Unlock()
+	if time.Since(s.checked) < time.Second {
+		// A leader election fails many operations at once: one check
+		// a second is enough, and the operations' retries come later.
+		return
+	}
+	s.checked = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i, cfg := range s.buckets {
