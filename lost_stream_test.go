@@ -7,6 +7,7 @@ import (
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/store/natskv"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -77,4 +78,44 @@ func TestDeletedConsumerRunnerRecovers(t *testing.T) {
 	if _, ok := findTerminal(evs).(*event.StopEvent); !ok {
 		t.Fatalf("the paused run ended with %s, want its StopEvent", names(evs))
 	}
+}
+
+// TestDeletedStateBucketRunnerRecovers: the state store's bucket is deleted
+// under the runner. The runner's next store operation finds it gone: the
+// store recreates it, and the runner ends the runs it held with an
+// ExceptionEvent (their claims went with the bucket); a run started
+// afterwards is served.
+func TestDeletedStateBucketRunnerRecovers(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("LostState")
+	w := watch(t, c, class)
+	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
+
+	run := newRun(class, "wiki")
+	publish(t, c, run, userMessage("hi"), nil)
+	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
+	var req *event.HumanInTheLoopInputRequestEvent
+	for _, e := range evs {
+		if r, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
+			req = r
+		}
+	}
+	if err := c.JetStream().DeleteKeyValue(context.Background(), natskv.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	// The answer makes the runner use its store.
+	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
+	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	if exc, ok := findTerminal(evs).(*event.ExceptionEvent); !ok || !strings.Contains(exc.Message, "lost this run's state") {
+		t.Errorf("run %s ended with %s, want an ExceptionEvent saying its state was lost", run.Run, names(evs))
+	}
+	// The runner serves new runs on the recreated bucket.
+	next := newRun(class, "wiki")
+	publish(t, c, next, userMessage("hi"), nil)
+	w.until(t, next.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
 }

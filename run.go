@@ -15,6 +15,7 @@ import (
 	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
+	"github.com/saap-go/agent/store/natskv"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
@@ -255,6 +256,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if c, ok := b.(natsbus.ClosedReporter); ok {
 		lost = c.Closed()
 	}
+	var stateLost <-chan error // nil (never ready) for a store that cannot tell
+	if l, ok := st.(store.LossReporter); ok {
+		stateLost = l.Lost()
+	}
 wait:
 	for {
 		select {
@@ -279,6 +284,8 @@ wait:
 				return err
 			}
 			cons = c
+		case cause := <-stateLost:
+			r.storeLost(ctx, eng, cause)
 		}
 	}
 	// No new event is taken from here on: closing discovery may take a
@@ -337,6 +344,21 @@ func (r *Runner) recoverConsumer(ctx context.Context, b bus.Bus, cfg bus.Consume
 		return c, nil
 	}
 	return nil, fmt.Errorf("agent: the runner consumer %s was removed on the server and could not be recreated: %w", cfg.Durable, last)
+}
+
+// storeLost answers the state store's report that a bucket of it was
+// deleted and recreated empty. The runs the runner held lost their claims
+// and counters, so going on could run their steps again: they are ended
+// with an ExceptionEvent, as when their stream is lost. Thread contexts
+// alone going only costs the threads' memory.
+func (r *Runner) storeLost(ctx context.Context, eng *engine.Engine, cause error) {
+	var lb *natskv.LostBucketError
+	if errors.As(cause, &lb) && !lb.State {
+		r.log.Warn("agent: the state store's thread bucket was deleted and is recreated empty; thread contexts are lost", "error", cause)
+		return
+	}
+	n := eng.AbandonRuns(ctx, "the agent lost this run's state (its state store was deleted) and cannot go on")
+	r.log.Error("agent: the state store's bucket was deleted and is recreated empty; the runs it held were ended", "error", cause, "runs_ended", n)
 }
 
 // resources are what Run opened and must close, in reverse order.

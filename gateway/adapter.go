@@ -61,6 +61,9 @@ func (g *Gateway) Authenticate(r *http.Request) (*event.UserIdentity, error) {
 	if errors.Is(err, ErrUnauthenticated) {
 		g.limits.authFailed(addr, g.now())
 	}
+	if err == nil {
+		markAuthenticated(r.Context())
+	}
 	return u, err
 }
 

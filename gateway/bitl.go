@@ -104,6 +104,7 @@ func (g *Gateway) serveBotAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, err.Error(), "signature")
 		return
 	}
+	markAuthenticated(r.Context())
 	var a hitl.WebhookAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("body: must be a bot answer object: %v", err), "body")

@@ -77,9 +77,13 @@
 // 429 with Retry-After beyond), and the bodies read at once by
 // MaxInFlightBody. X-AIHub-* request headers reach agents only when named
 // in ForwardHeaders; X-AIHub-User-Id is always the authenticated user.
-// NewServer (used by ListenAndServe) sets read, write and idle timeouts and
-// a connection cap; streams extend their write deadline per event.
-// GET /api/v1/health answers 503 while the NATS connection is down.
+// NewServer (used by ListenAndServe) sets read, write and idle timeouts
+// (a short one for connections that have carried no authenticated request),
+// a connection cap that a new connection may pass only by taking such an
+// idle connection's place, and a cap per client address; streams extend
+// their write deadline per event.
+// GET /api/v1/health answers 503 while the NATS connection is down or
+// JetStream is unavailable or out of storage, naming the reason.
 //
 // POST /v1/chat/completions (and /api/v1/{tenant}/openai/chat/completions)
 // is OpenAI-compatible: model "<AgentClass>/<agent_id>", or the class

@@ -9,3 +9,10 @@ func (g *Gateway) WatchQuestionsOnce(ctx context.Context) (stop func()) {
 	w.sync(ctx)
 	return w.close
 }
+
+// NoHealthCache makes every health request check JetStream afresh.
+func (g *Gateway) NoHealthCache() {
+	if g.health != nil {
+		g.health.ttl = 0
+	}
+}

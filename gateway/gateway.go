@@ -139,6 +139,8 @@ type Gateway struct {
 	reg         registry
 	mux         *http.ServeMux
 	chats       *openRequests
+	// health checks JetStream; nil on a bus without it.
+	health *jsHealth
 }
 
 // New returns a gateway serving no class until discovery (Discover, Run) or
@@ -223,6 +225,18 @@ func New(cfg Config) (*Gateway, error) {
 	for _, h := range cfg.ForwardHeaders {
 		g.forward[strings.ToLower(h)] = true
 	}
+	if j, ok := cfg.Bus.(natsbus.JetStreamer); ok && j.JetStream() != nil {
+		g.health = &jsHealth{js: j.JetStream(), ttl: healthTTL, room: func() int64 { return 1 << 20 }}
+		if mp, ok := cfg.Bus.(interface{ MaxPayload() int }); ok {
+			g.health.room = func() int64 { return int64(mp.MaxPayload()) }
+		}
+		for _, s := range []any{cfg.Threads, cfg.Questions} {
+			if p, ok := s.(interface{ probe(context.Context) error }); ok {
+				g.health.probe = p.probe
+				break
+			}
+		}
+	}
 	g.routes()
 	return g, nil
 }
@@ -267,9 +281,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveHealth answers 200 while the bus is usable and 503 when its
-// connection is down or closed, so a load balancer stops sending requests
-// that could only fail.
-func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
+// connection is down or closed, or JetStream is unavailable or out of
+// storage (see jsHealth), so a load balancer stops sending requests that
+// could only fail and an operator sees why.
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if c, ok := g.bus.(natsbus.Conner); ok {
 		if nc := c.Conn(); nc == nil || nc.Status() != nats.CONNECTED {
 			status := "closed"
@@ -278,6 +293,12 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
 			}
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "nats": status})
 			return
+		}
+		if g.health != nil {
+			if p := g.health.check(r.Context()); p != "" {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "nats": "connected", "jetstream": p})
+				return
+			}
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "nats": "connected"})
 		return

@@ -37,6 +37,7 @@ type KVConfig struct {
 //	q.<event id>             a question (JSON)
 //	e.<thread>.<class>.<run> marker: the run has ended
 //	l.<thread>               event id of the thread's latest input or chat question
+//	h.probe                  written by the health check, to learn whether writes succeed
 //
 // Nothing expires by itself: memberships must outlive any restart.
 type KVStore struct {
@@ -70,6 +71,13 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg KVConfig) (*KVS
 		return nil, fmt.Errorf("gateway: key-value bucket %s: %w", cfg.Bucket, err)
 	}
 	return &KVStore{kv: kv}, nil
+}
+
+// probe writes the health check's key: an error says the bucket cannot
+// take writes (such as the server's storage being full).
+func (s *KVStore) probe(ctx context.Context) error {
+	_, err := s.kv.Put(ctx, "h.probe", []byte("ok"))
+	return err
 }
 
 func threadKey(thread string) string    { return "t." + escapeKey(thread) }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,25 +110,9 @@ func (l *limits) authFailed(addr string, now time.Time) {
 	lim.AllowN(now, 1)
 }
 
-// clientAddr is the address whose failures r counts against: the
-// connection's IP, an IPv6 one by its /64 (one host's usual share).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		if p, err := ip.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return ip.String()
-}
+// clientAddr is the address whose failures r counts against (see
+// addrKey).
+func clientAddr(r *http.Request) string { return addrKey(r.RemoteAddr) }
 
 // authThrottled is the refusal of a request from an address that failed
 // authentication too often.

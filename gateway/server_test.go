@@ -124,11 +124,10 @@ func TestServerClosesSlowAndIdleConnections(t *testing.T) {
 func TestServerConnectionCap(t *testing.T) {
 	e := newEnv(t, func(t *testing.T) bus.Bus { return bustest.NewMemory(t) })
 	addr := serve(t, e.gw, gateway.ServerConfig{MaxConns: 2}).Listener.Addr().String()
+	// Connections that carried an authenticated request keep their place.
 	for range 2 {
-		c := dial(t, addr)
-		_, _ = io.WriteString(c, health)
-		if resp := readResponse(t, bufio.NewReader(c)); resp.StatusCode != http.StatusOK {
-			t.Fatalf("health: %d", resp.StatusCode)
+		if s := newConn(t, "127.0.0.1", addr).get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+			t.Fatalf("models: %d", s)
 		}
 	}
 	c := dial(t, addr)
@@ -470,5 +469,124 @@ func TestStores(t *testing.T) {
 				t.Errorf("LastChatQuestion = %+v %v %v, want the open chat question c2", got, ok, err)
 			}
 		})
+	}
+}
+
+// dialFrom connects to addr from the loopback address local (127.0.0.x),
+// which the server sees as a client address of its own.
+func dialFrom(t *testing.T, local, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// conn is a client connection that sends requests one at a time.
+type conn struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func newConn(t *testing.T, local, addr string) *conn {
+	c := dialFrom(t, local, addr)
+	return &conn{c: c, br: bufio.NewReader(c)}
+}
+
+// get sends GET path (with token, if any) and returns the answer's status,
+// or 0 if the server closed the connection without one.
+func (c *conn) get(t *testing.T, path, token string) int {
+	t.Helper()
+	req := "GET " + path + " HTTP/1.1\r\nHost: gw\r\n"
+	if token != "" {
+		req += "Authorization: Bearer " + token + "\r\n"
+	}
+	if _, err := io.WriteString(c.c, req+"\r\n"); err != nil {
+		return 0
+	}
+	_ = c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer c.c.SetReadDeadline(time.Time{})
+	resp, err := http.ReadResponse(c.br, nil)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("GET %s: no answer within 5 s", path)
+	}
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// flood opens n connections from local, one after the other, and makes
+// one unauthenticated request on each, leaving them open. It returns how
+// many were answered.
+func flood(t *testing.T, local, addr string, n int) (answered int) {
+	t.Helper()
+	for range n {
+		if newConn(t, local, addr).get(t, "/v1/models", "") == http.StatusUnauthorized {
+			answered++
+		}
+	}
+	return answered
+}
+
+// TestServerIdleFloodDoesNotLockOut: connections that never carried an
+// authenticated request, idle after one request each, do not keep an
+// authenticated user out, nor take its connection's place.
+func TestServerIdleFloodDoesNotLockOut(t *testing.T) {
+	e := newEnv(t, func(t *testing.T) bus.Bus { return bustest.NewMemory(t) })
+	addr := serve(t, e.gw, gateway.ServerConfig{MaxConns: 20}).Listener.Addr().String()
+	if n := flood(t, "127.0.0.1", addr, 40); n != 40 {
+		t.Errorf("flood: %d of 40 answered; a new connection takes an idle one's place", n)
+	}
+	user := newConn(t, "127.0.0.2", addr)
+	if s := user.get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+		t.Fatalf("user after the flood: status %d, want 200", s)
+	}
+	flood(t, "127.0.0.3", addr, 40)
+	if s := user.get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+		t.Errorf("user's connection after a second flood: status %d, want 200", s)
+	}
+}
+
+// TestServerConnsPerAddr: one address holds at most MaxConnsPerAddr
+// connections; another address is still served.
+func TestServerConnsPerAddr(t *testing.T) {
+	e := newEnv(t, func(t *testing.T) bus.Bus { return bustest.NewMemory(t) })
+	addr := serve(t, e.gw, gateway.ServerConfig{MaxConns: 20, MaxConnsPerAddr: 10}).Listener.Addr().String()
+	if n := flood(t, "127.0.0.1", addr, 40); n != 10 {
+		t.Errorf("flood: %d of 40 connections answered, want 10", n)
+	}
+	if s := newConn(t, "127.0.0.2", addr).get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+		t.Errorf("other address: status %d, want 200", s)
+	}
+}
+
+// TestServerUnauthIdleTimeout: an idle connection that has carried no
+// authenticated request is closed after UnauthIdleTimeout; one that has
+// keeps IdleTimeout.
+func TestServerUnauthIdleTimeout(t *testing.T) {
+	e := newEnv(t, func(t *testing.T) bus.Bus { return bustest.NewMemory(t) })
+	addr := serve(t, e.gw, gateway.ServerConfig{UnauthIdleTimeout: 300 * time.Millisecond}).Listener.Addr().String()
+	user := newConn(t, "127.0.0.1", addr)
+	if s := user.get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+		t.Fatalf("user: status %d", s)
+	}
+	anon := newConn(t, "127.0.0.1", addr)
+	if s := anon.get(t, "/v1/models", ""); s != http.StatusUnauthorized {
+		t.Fatalf("unauthenticated: status %d", s)
+	}
+	_ = anon.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := io.Copy(io.Discard, anon.br); err != nil || n != 0 {
+		t.Fatalf("unauthenticated idle connection: read %d bytes, err %v; want a close", n, err)
+	}
+	// The user's connection went idle first; it is still served.
+	if s := user.get(t, "/v1/models", tokenAlice); s != http.StatusOK {
+		t.Errorf("user's idle connection: status %d, want 200", s)
 	}
 }

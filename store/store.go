@@ -317,6 +317,13 @@ type StatusEntry struct {
 	Value []byte
 }
 
+// A LossReporter is a store that tells when its storage was removed under
+// it (a deleted bucket it recreated): Lost yields the cause, and the runs
+// whose state was there have lost it. The runner then ends them.
+type LossReporter interface {
+	Lost() <-chan error
+}
+
 // InProcess is implemented by stores whose calls cost no round trip (the
 // in-memory store): the engine then makes its store calls one after the
 // other instead of overlapping them. A store without it is taken to be

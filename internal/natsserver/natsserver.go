@@ -29,6 +29,9 @@ type Options struct {
 	Token string
 	// MaxPayload in bytes; 0 keeps the server default (1 MiB).
 	MaxPayload int32
+	// MaxStore bounds JetStream's file storage in bytes; 0 keeps the
+	// server default (a share of the disk).
+	MaxStore int64
 	// ReadyTimeout bounds the wait for the server to accept clients; 0 → 10 s.
 	ReadyTimeout time.Duration
 	// Logs sends the server's own log lines to stderr (off by default).
@@ -66,6 +69,7 @@ func Start(o Options) (*Server, error) {
 		Authorization:         o.Token,
 		MaxPayload:            o.MaxPayload,
 		DisableShortFirstPing: true,
+		JetStreamMaxStore:     o.MaxStore,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

@@ -34,3 +34,10 @@ func (c *capped[K, V]) drop(k K) {
 	defer c.mu.Unlock()
 	delete(c.m, k)
 }
+
+// clear forgets everything.
+func (c *capped[K, V]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+}

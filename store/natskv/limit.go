@@ -36,6 +36,17 @@ type limited struct {
 	nc       *nats.Conn
 	timeout  time.Duration // the client's default for a request without a deadline
 	put      string        // "$KV.<bucket>."
+	// failed, if set, sees every error of a key operation (see
+	// Store.lostBucket).
+	failed func(error)
+}
+
+// fail hands err to l.failed and returns it.
+func (l *limited) fail(err error) error {
+	if err != nil && l.failed != nil {
+		l.failed(err)
+	}
+	return err
 }
 
 func limit(kv jetstream.KeyValue) *limited {
@@ -163,17 +174,22 @@ func (l *limited) Get(ctx context.Context, key string) (jetstream.KeyValueEntry,
 	if err := l.check(key); err != nil {
 		return nil, err
 	}
-	return l.KeyValue.Get(ctx, key)
+	e, err := l.KeyValue.Get(ctx, key)
+	return e, l.fail(err)
 }
 
 func (l *limited) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	if err := l.check(key); err != nil {
 		return 0, err
 	}
+	var rev uint64
+	var err error
 	if l.js != nil {
-		return l.publish(ctx, key, value, -1)
+		rev, err = l.publish(ctx, key, value, -1)
+	} else {
+		rev, err = l.KeyValue.Put(ctx, key, value)
 	}
-	return l.KeyValue.Put(ctx, key, value)
+	return rev, l.fail(err)
 }
 
 func (l *limited) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
@@ -183,10 +199,11 @@ func (l *limited) Create(ctx context.Context, key string, value []byte, opts ...
 	if l.js != nil && len(opts) == 0 {
 		rev, err := l.publish(ctx, key, value, 0)
 		if err == nil || !conflict(err) {
-			return rev, err
+			return rev, l.fail(err)
 		}
 	}
-	return l.KeyValue.Create(ctx, key, value, opts...)
+	rev, err := l.KeyValue.Create(ctx, key, value, opts...)
+	return rev, l.fail(err)
 }
 
 func (l *limited) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
@@ -196,17 +213,18 @@ func (l *limited) Update(ctx context.Context, key string, value []byte, revision
 	if l.js != nil && revision <= math.MaxInt64 {
 		rev, err := l.publish(ctx, key, value, int64(revision))
 		if err == nil || !conflict(err) {
-			return rev, err
+			return rev, l.fail(err)
 		}
 	}
-	return l.KeyValue.Update(ctx, key, value, revision)
+	rev, err := l.KeyValue.Update(ctx, key, value, revision)
+	return rev, l.fail(err)
 }
 
 func (l *limited) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
 	if err := l.check(key); err != nil {
 		return err
 	}
-	return l.KeyValue.Delete(ctx, key, opts...)
+	return l.fail(l.KeyValue.Delete(ctx, key, opts...))
 }
 
 func (l *limited) ListKeysFiltered(ctx context.Context, filters ...string) (jetstream.KeyLister, error) {

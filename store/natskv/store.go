@@ -92,6 +92,14 @@ type Store struct {
 	// counter key, so the next compare-and-set can skip reading it first.
 	// A stale hint only costs the read it tried to save: every write still
 	// checks the revision on the server.
+	// js and buckets recreate a bucket deleted under the store; lost
+	// reports it (see Lost).
+	js      jetstream.JetStream
+	buckets []jetstream.KeyValueConfig
+	lostMu  sync.Mutex
+	checked time.Time // of the last lostBucket check
+	lost    chan error
+
 	revs  capped[string, revHint]
 	idx   capped[string, struct{}]    // thread index entries this process wrote (PutStatus)
 	seeds capped[store.RunKey, *seed] // run seeds written or read here (see seed)
@@ -114,25 +122,26 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 		return nil, errors.New("kvstore: New needs a JetStream context")
 	}
 	cfg = cfg.withDefaults()
-	state, err := openBucket(ctx, js, jetstream.KeyValueConfig{
+	buckets := []jetstream.KeyValueConfig{{
 		Bucket:      cfg.Bucket,
 		Description: "saap-go agent run state: claims, counters, markers, run context",
 		History:     1,
 		TTL:         cfg.TTL,
 		Storage:     cfg.Storage,
 		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, err
-	}
-	threads, err := openBucket(ctx, js, jetstream.KeyValueConfig{
+	}, {
 		Bucket:      cfg.ThreadBucket,
 		Description: "saap-go agent thread context",
 		History:     1,
 		TTL:         cfg.ThreadTTL,
 		Storage:     cfg.Storage,
 		Replicas:    cfg.Replicas,
-	})
+	}}
+	state, err := openBucket(ctx, js, buckets[0])
+	if err != nil {
+		return nil, err
+	}
+	threads, err := openBucket(ctx, js, buckets[1])
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +149,66 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: stream of bucket %s: %w", cfg.Bucket, err)
 	}
-	return &Store{state: limit(state).writeDirect(js, stream), threads: limit(threads), stateStream: stream, nc: js.Conn()}, nil
+	s := &Store{state: limit(state).writeDirect(js, stream), threads: limit(threads), stateStream: stream, nc: js.Conn(),
+		js: js, buckets: buckets, lost: make(chan error, len(buckets))}
+	s.state.(*limited).failed = s.lostBucket
+	s.threads.(*limited).failed = s.lostBucket
+	return s, nil
+}
+
+// LostBucketError reports a bucket of the store that was deleted on the
+// server and recreated empty: what it held is gone.
+type LostBucketError struct {
+	Bucket string
+	// State is true for the run-state bucket (claims, counters, markers,
+	// run contexts), false for the thread bucket.
+	State bool
+}
+
+func (e *LostBucketError) Error() string {
+	return fmt.Sprintf("kvstore: bucket %s was deleted on the server and is recreated empty", e.Bucket)
+}
+
+// Lost reports, with a *LostBucketError, each time the store found one of
+// its buckets deleted (on an operation that failed for it) and recreated
+// it. One report per bucket waits to be taken; later ones are dropped
+// meanwhile.
+func (s *Store) Lost() <-chan error { return s.lost }
+
+// lostBucket checks, after an operation failed as on a missing stream,
+// whether a bucket of s was deleted, and if so recreates it: writes fail
+// until then, and the operation's retry (a redelivery) then works.
+func (s *Store) lostBucket(err error) {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) &&
+		!errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return
+	}
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	if time.Since(s.checked) < time.Second {
+		// A leader election fails many operations at once: one check
+		// a second is enough, and the operations' retries come later.
+		return
+	}
+	s.checked = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, cfg := range s.buckets {
+		if _, err := s.js.Stream(ctx, "KV_"+cfg.Bucket); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue // there, or unknown: a leader election answers no-responders too
+		}
+		if _, err := openBucket(ctx, s.js, cfg); err != nil {
+			continue // the next failure tries again
+		}
+		// What this process remembers of the bucket is gone with it.
+		s.revs.clear()
+		s.idx.clear()
+		s.seeds.clear()
+		select {
+		case s.lost <- &LostBucketError{Bucket: cfg.Bucket, State: i == 0}:
+		default:
+		}
+	}
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {

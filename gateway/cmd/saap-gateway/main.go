@@ -56,13 +56,13 @@ import (
 
 // options are the command's flags.
 type options struct {
-	addr, tokens, bucket       string
-	anonymous, anonymousRemote bool
-	period, window, timeout    time.Duration
-	rate                       float64
-	burst, runs, conns         int
-	cors, forward              string
-	botWebhook                 string
+	addr, tokens, bucket        string
+	anonymous, anonymousRemote  bool
+	period, window, timeout     time.Duration
+	rate                        float64
+	burst, runs, conns, perAddr int
+	cors, forward               string
+	botWebhook                  string
 }
 
 func main() {
@@ -79,6 +79,7 @@ func main() {
 	flag.IntVar(&o.burst, "burst", 10, "requests a user may send at once after being idle")
 	flag.IntVar(&o.runs, "max-runs-per-user", 8, "requests each user may have open at once (negative: no limit)")
 	flag.IntVar(&o.conns, "max-conns", 1024, "connections open at once")
+	flag.IntVar(&o.perAddr, "max-conns-per-addr", 64, "connections open at once from one client address (IPv6: per /64; negative: no limit)")
 	flag.StringVar(&o.cors, "cors-origins", "", "comma-separated origins allowed by CORS (\"*\": any); default none")
 	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
 	flag.StringVar(&o.botWebhook, "bot-webhook", "", "URL the bot-in-the-loop questions are posted to, signed with SAAP_BOT_SECRET")
@@ -126,7 +127,7 @@ func run(log *slog.Logger, o options) error {
 		DiscoveryPeriod: o.period, DiscoveryWindow: o.window, Timeout: o.timeout,
 		RateLimit: o.rate, RateBurst: o.burst, MaxRunsPerUser: o.runs,
 		ForwardHeaders:       list(o.forward),
-		Server:               gateway.ServerConfig{MaxConns: o.conns},
+		Server:               gateway.ServerConfig{MaxConns: o.conns, MaxConnsPerAddr: o.perAddr},
 		AllowAnonymousRemote: o.anonymousRemote,
 	}
 	// The secret comes from the environment, not a flag: flags show in ps.
