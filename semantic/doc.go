@@ -12,8 +12,9 @@
 // platform strays from the OpenInference spec, the spec wins, so that
 // Phoenix and Langfuse show the spans as they should: tools and tool
 // calls are flattened (llm.tools.N.tool.json_schema,
-// message.tool_calls.M.tool_call.*), llm.invocation_parameters is
-// written only when there are some, llm.system names the AI product, a
+// message.tool_calls.M.tool_call.*), llm.invocation_parameters,
+// tool.json_schema and metadata are written only when set,
+// llm.prompt_template.variables is a JSON string, llm.system names the AI product, a
 // message is either message.content (one text) or message.contents.N
 // (several parts), exception.type is a string, every span has a kind
 // (CHAIN for exceptions and the consumer's spans) and a TOOL span has
