@@ -40,8 +40,11 @@
 // start for the first). A failed step records its error on its span; an
 // ExceptionEvent's span records the exception. Every hop over NATS carries
 // the W3C trace headers, so a run continues its trace on any replica, and
-// a delegated run (agent in the loop) continues its caller's: one trace
-// shows the conversation across agents. The run span's id rides along in
+// a delegated run (agent in the loop) continues its caller's, under the
+// caller's delegate span (Tracing is an interceptor.Publisher: that span
+// goes out with the request): one trace shows the conversation across
+// agents. A run a gateway request starts continues the trace of the
+// request's traceparent. The run span's id rides along in
 // the trace state (key "saap"), so later hops of the run hang under it;
 // an event from outside the run (a human's answer through a gateway)
 // continues whatever trace its publisher sent.
