@@ -414,7 +414,7 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 	// step's start for the first) to the event's created_at.
 	prev := start
 	for _, o := range r.Outputs {
-		if find[event.AgentInTheLoopRequestEvent](o) != nil {
+		if event.Has(o, aitlRequest) {
 			continue // its delegate span went out with it (Publish)
 		}
 		if !event.IsSemantic(o) {
@@ -503,11 +503,17 @@ func toolError(o event.Event) (string, bool) {
 
 var _ interceptor.Publisher = (*Tracing)(nil)
 
+const aitlRequest = "AgentInTheLoopRequestEvent"
+
 // Publish starts the delegate span of an AITL request the step publishes,
 // under the step's span: the request carries it, so the delegate's run
 // hangs under it. Other events are published as they are.
 func (t *Tracing) Publish(ctx context.Context, ev event.Event) (context.Context, func(error)) {
 	if !t.tracing {
+		return ctx, nopDeliver
+	}
+	// Has first: a lookup, where find walks the type on every output.
+	if !event.Has(ev, aitlRequest) {
 		return ctx, nopDeliver
 	}
 	req := find[event.AgentInTheLoopRequestEvent](ev)
