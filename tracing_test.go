@@ -65,8 +65,9 @@ func (n *endNotifier) await(t *testing.T, names ...string) []sdktrace.ReadOnlySp
 }
 
 // An AITL delegation across two runners on NATS is one trace: the gateway's
-// request, the caller's run, the delegate's run under the caller's step,
-// and the caller's next step back under the caller's run.
+// request, the caller's run, the delegate's run under the caller's
+// delegate span (in its step), and the caller's next step back under the
+// caller's run.
 func TestTracingAITLOneTrace(t *testing.T) {
 	s := embedded(t)
 	c := client(t, s.URL())
@@ -118,6 +119,11 @@ func TestTracingAITLOneTrace(t *testing.T) {
 	}
 	if r, path := runOf(workerRun); r != "run "+caller {
 		t.Errorf("the delegate's run is under %q, want the caller's run; path %s", r, path)
+	}
+	// It hangs under the delegation that started it.
+	if d := one["delegate "+worker]; d == nil || workerRun.Parent().SpanID() != d.SpanContext().SpanID() {
+		_, path := runOf(workerRun)
+		t.Errorf("the delegate's run is not under the caller's delegate %s span; path %s", worker, path)
 	}
 	if r, path := runOf(one["step Double"]); r != "run "+worker {
 		t.Errorf("the delegate's step is under %q; path %s", r, path)

@@ -71,6 +71,7 @@ func TestGateway(t *testing.T) {
 		{"HITLTimeoutAndEndWatched", testHITLTimeoutAndEndWatched},
 		{"ChatFlowAgentEndpoint", testChatFlowAgentEndpoint},
 		{"AuthFailureLimit", testAuthFailureLimit},
+		{"CallerTraceContinues", testCallerTraceContinues},
 	}
 	for _, b := range buses {
 		t.Run(b.name, func(t *testing.T) {

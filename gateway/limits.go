@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 )
 
@@ -247,9 +249,35 @@ func (g *Gateway) guardWith(h http.HandlerFunc, refuse func(http.ResponseWriter,
 		// A blocking answer is written only when the agent is done; SSE
 		// extends the deadline per event.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.Timeout + time.Minute))
-		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+		h(w, r.WithContext(context.WithValue(callerTrace(r), userKey{}, user)))
 	}
 }
+
+// callerTrace is the request's context carrying the caller's trace
+// context (W3C traceparent, or what the installed propagator reads), so
+// that the run the request starts continues the caller's trace: the bus
+// injects it into every event the gateway publishes. A span the request
+// already has (a server middleware's) wins. The caller's baggage is not
+// taken (agents must not act on a client's word), nor a tracestate entry
+// under the SDK's own key, which names run spans.
+func callerTrace(r *http.Request) context.Context {
+	ctx := r.Context()
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	sc := trace.SpanContextFromContext(bus.ExtractTrace(ctx, bus.Header(r.Header)))
+	if !sc.IsValid() {
+		return ctx
+	}
+	if ts := sc.TraceState(); ts.Get(runStateKey) != "" {
+		sc = sc.WithTraceState(ts.Delete(runStateKey))
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
+}
+
+// runStateKey is the tracestate key under which package semantic names
+// the run spans of a trace.
+const runStateKey = "saap"
 
 // filterHeaders drops the X-AIHub-* headers of the request that are not in
 // Config.ForwardHeaders, and sets the identity header from user: agents

@@ -25,14 +25,14 @@ import (
 
 // engineAgent runs w with the real dispatch engine on b until the test ends
 // and returns the class's discovery answer, built as the agent builds it.
-func engineAgent(t *testing.T, b bus.Bus, w *step.Workflow) *event.AgentClassDiscoveryResponseEvent {
+func engineAgent(t *testing.T, b bus.Bus, w *step.Workflow, opts ...engine.Option) *event.AgentClassDiscoveryResponseEvent {
 	t.Helper()
 	ctx := context.Background()
 	class := w.Class()
 	if err := b.EnsureStream(ctx, bus.AgentStream(class)); err != nil {
 		t.Fatalf("ensure stream: %v", err)
 	}
-	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0))
+	eng, err := engine.New(w, b, memstore.New(), append([]engine.Option{engine.WithHeartbeat(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package interceptor
 
-import "context"
+import (
+	"context"
+
+	"github.com/saap-go/agent/event"
+)
 
 // Chain is an Interceptor made of others, called in order, their done
 // functions in reverse order.
@@ -37,6 +41,40 @@ func (c Chain) Step(ctx context.Context, s Step) (context.Context, func(StepResu
 		}
 	}
 }
+
+// Publish calls the Publish of each interceptor that is a Publisher, in
+// order.
+func (c Chain) Publish(ctx context.Context, ev event.Event) (context.Context, func(error)) {
+	var first func(error)
+	var rest []func(error)
+	for _, ic := range c {
+		p, ok := ic.(Publisher)
+		if !ok {
+			continue
+		}
+		var done func(error)
+		ctx, done = p.Publish(ctx, ev)
+		if first == nil {
+			first = done
+		} else {
+			rest = append(rest, done)
+		}
+	}
+	if first == nil {
+		return ctx, nopDone
+	}
+	if rest == nil {
+		return ctx, first
+	}
+	return ctx, func(err error) {
+		for i := len(rest) - 1; i >= 0; i-- {
+			rest[i](err)
+		}
+		first(err)
+	}
+}
+
+var _ Publisher = Chain(nil)
 
 // Executed calls each interceptor's Executed in order.
 func (c Chain) Executed(ctx context.Context, x Execution) {

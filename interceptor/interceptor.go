@@ -1,7 +1,8 @@
 // Package interceptor is the one extension point of an agent's runtime:
 // an Interceptor sees each delivery the runtime handles, each step it
 // runs, each execution it completes, each run it ends, and each event it
-// drops or dead-letters. Tracing (package semantic), metrics and the test
+// drops or dead-letters; a Publisher also sees each step result as it is
+// published. Tracing (package semantic), metrics and the test
 // harness (package agenttest) are interceptors; install your own with
 // agent.WithInterceptors.
 //
@@ -45,6 +46,15 @@ type Interceptor interface {
 	// DeadLettered is called for each delivery put on the dead-letter
 	// subject, with the reason.
 	DeadLettered(ctx context.Context, subject, reason string)
+}
+
+// Publisher is an Interceptor that also sees each result of a step
+// execution as it is first published. Publish is called before ev goes
+// out, with the context Step returned; the trace context of the context
+// it returns goes with the event (a delegation's start continues it), and
+// done is called with the publish's error, nil once it is out.
+type Publisher interface {
+	Publish(ctx context.Context, ev event.Event) (_ context.Context, done func(error))
 }
 
 // Delivery describes a delivery of a control event to the runtime.

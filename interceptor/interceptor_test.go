@@ -119,3 +119,35 @@ func TestRuntimeCallsInterceptor(t *testing.T) {
 		t.Errorf("calls\n%q\nwant\n%q", log, want)
 	}
 }
+
+// publisher is a tagger that also sees outputs as they are published.
+type publisher struct{ tagger }
+
+func (g publisher) Publish(ctx context.Context, ev event.Event) (context.Context, func(error)) {
+	prev, _ := ctx.Value(ctxKey("tag")).(string)
+	g.note(g.name + ".publish " + event.Name(ev) + " after " + prev)
+	return context.WithValue(ctx, ctxKey("tag"), g.name), func(err error) { g.note(fmt.Sprintf("%s.published %v", g.name, err)) }
+}
+
+// A chain's Publish calls its Publishers in order, skips the others, and
+// calls their done functions in reverse order.
+func TestChainPublish(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	c := interceptor.Chain{publisher{tagger{name: "a", mu: &mu, log: &log}}, tagger{name: "b", mu: &mu, log: &log},
+		publisher{tagger{name: "c", mu: &mu, log: &log}}}
+	ctx, done := c.Publish(context.Background(), &event.StopEvent{})
+	if got := ctx.Value(ctxKey("tag")); got != "c" {
+		t.Errorf("the chain's context carries %v, want the last publisher's", got)
+	}
+	done(nil)
+	want := []string{"a.publish StopEvent after ", "c.publish StopEvent after a", "c.published <nil>", "a.published <nil>"}
+	if !slices.Equal(log, want) {
+		t.Errorf("calls %v, want %v", log, want)
+	}
+	ctx, done = interceptor.Chain{tagger{name: "b", mu: &mu, log: &log}}.Publish(context.Background(), &event.StopEvent{})
+	done(nil)
+	if ctx.Value(ctxKey("tag")) != nil || len(log) != len(want) {
+		t.Errorf("a chain without publishers did something: %v", log)
+	}
+}

@@ -33,17 +33,16 @@ const SpanKindKey = "openinference.span.kind"
 var ErrNoConvention = errors.New("semantic: the event has no OpenInference attributes")
 
 // attr is one attribute with a JSON-typed value: string, int64, float64,
-// bool, []float64 or map[string]any (of strings).
+// bool or []float64.
 type attr struct {
 	key string
 	val any
 }
 
 // Convention returns the OpenInference attributes of a semantic event,
-// keyed by attribute name. Values have the reference's JSON types:
-// strings (JSON-encoded ones included), int64, float64, []float64, and
-// for llm.prompt_template.variables, which holds a structure itself,
-// map[string]any. An event that is not semantic returns ErrNoConvention.
+// keyed by attribute name. Values are strings (JSON-encoded ones
+// included, as the spec types objects), int64, float64 and []float64. An
+// event that is not semantic returns ErrNoConvention.
 func Convention(ev event.Event) (map[string]any, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -57,8 +56,8 @@ func Convention(ev event.Event) (map[string]any, error) {
 }
 
 // Attributes returns the OpenInference attributes of a semantic event as
-// span attributes, in the reference's order. A structure becomes an OTel
-// map value. An event that is not semantic returns ErrNoConvention.
+// span attributes, in the reference's order. An event that is not
+// semantic returns ErrNoConvention.
 func Attributes(ev event.Event) ([]attribute.KeyValue, error) {
 	as, err := convention(ev)
 	if err != nil {
@@ -83,12 +82,6 @@ func otelValue(v any) attribute.Value {
 		return attribute.BoolValue(v)
 	case []float64:
 		return attribute.Float64SliceValue(v)
-	case map[string]any:
-		kvs := make([]attribute.KeyValue, 0, len(v))
-		for _, k := range sortedKeys(v) {
-			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(k), Value: otelValue(v[k])})
-		}
-		return attribute.MapValue(kvs...)
 	}
 	return attribute.Value{} // JSON null
 }
@@ -136,9 +129,10 @@ func convention(ev event.Event) ([]attr, error) {
 		c.str("tool.name", e.Name)
 		c.str("tool.description", e.Description)
 		c.str("tool.id", e.ToolCallID)
-		c.dumps("tool.json_schema", e.JSONSchema)
 		// tool.parameters is the definition of the parameters: the schema.
+		// Unset, neither is written ("null" would read as a schema).
 		if e.JSONSchema != nil {
+			c.dumps("tool.json_schema", e.JSONSchema)
 			c.dumps("tool.parameters", e.JSONSchema)
 		}
 		// The call's arguments are its input.
@@ -149,7 +143,9 @@ func convention(ev event.Event) ([]attr, error) {
 		c.toolOutput(ev)
 	case find[event.ChainEvent](ev) != nil:
 		c.kind(KindChain)
-		c.dumps("metadata", find[event.ChainEvent](ev).Metadata)
+		if md := find[event.ChainEvent](ev).Metadata; md != nil {
+			c.dumps("metadata", md)
+		}
 	case find[event.AgentEvent](ev) != nil:
 		c.kind(KindAgent)
 	case find[event.GuardEvent](ev) != nil:
@@ -185,7 +181,8 @@ func (c *conv) int(k string, v *int64) {
 	}
 }
 
-// dumps adds the JSON string of v, "null" when unset: never dropped.
+// dumps adds the JSON string of v ("null" for nil: callers leave unset
+// values out).
 func (c *conv) dumps(k string, v any) {
 	s, err := pyDumps(v)
 	if err != nil {
@@ -206,12 +203,9 @@ func (c *conv) llm(e *event.LLMEvent) {
 		c.add("llm.system", s)
 	}
 	c.str("llm.prompt_template.template", e.PromptTemplate)
+	// The spec types the variables as a JSON string, like other objects.
 	if e.PromptTemplateVariables != nil {
-		m := make(map[string]any, len(e.PromptTemplateVariables))
-		for k, v := range e.PromptTemplateVariables {
-			m[k] = v
-		}
-		c.add("llm.prompt_template.variables", m)
+		c.dumps("llm.prompt_template.variables", e.PromptTemplateVariables)
 	}
 	c.str("llm.prompt_template.version", e.PromptTemplateVersion)
 	c.int("llm.token_count.prompt", e.TokenCountPrompt)

@@ -12,8 +12,9 @@
 // platform strays from the OpenInference spec, the spec wins, so that
 // Phoenix and Langfuse show the spans as they should: tools and tool
 // calls are flattened (llm.tools.N.tool.json_schema,
-// message.tool_calls.M.tool_call.*), llm.invocation_parameters is
-// written only when there are some, llm.system names the AI product, a
+// message.tool_calls.M.tool_call.*), llm.invocation_parameters,
+// tool.json_schema and metadata are written only when set,
+// llm.prompt_template.variables is a JSON string, llm.system names the AI product, a
 // message is either message.content (one text) or message.contents.N
 // (several parts), exception.type is a string, every span has a kind
 // (CHAIN for exceptions and the consumer's spans) and a TOOL span has
@@ -39,8 +40,11 @@
 // start for the first). A failed step records its error on its span; an
 // ExceptionEvent's span records the exception. Every hop over NATS carries
 // the W3C trace headers, so a run continues its trace on any replica, and
-// a delegated run (agent in the loop) continues its caller's: one trace
-// shows the conversation across agents. The run span's id rides along in
+// a delegated run (agent in the loop) continues its caller's, under the
+// caller's delegate span (Tracing is an interceptor.Publisher: that span
+// goes out with the request): one trace shows the conversation across
+// agents. A run a gateway request starts continues the trace of the
+// request's traceparent. The run span's id rides along in
 // the trace state (key "saap"), so later hops of the run hang under it;
 // an event from outside the run (a human's answer through a gateway)
 // continues whatever trace its publisher sent.

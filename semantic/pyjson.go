@@ -72,6 +72,21 @@ func pyValue(b *bytes.Buffer, v any) error {
 			}
 		}
 		b.WriteByte('}')
+	case map[string]string:
+		if v == nil {
+			b.WriteString("null")
+			return nil
+		}
+		b.WriteByte('{')
+		for i, k := range sortedKeys(v) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyString(b, k)
+			b.WriteString(": ")
+			pyString(b, v[k])
+		}
+		b.WriteByte('}')
 	case []map[string]json.RawMessage:
 		if v == nil {
 			b.WriteString("null")

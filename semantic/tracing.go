@@ -414,9 +414,8 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 	// step's start for the first) to the event's created_at.
 	prev := start
 	for _, o := range r.Outputs {
-		if req := find[event.AgentInTheLoopRequestEvent](o); req != nil {
-			t.delegation(ctx, req, o)
-			continue
+		if event.Has(o, aitlRequest) {
+			continue // its delegate span went out with it (Publish)
 		}
 		if !event.IsSemantic(o) {
 			continue
@@ -502,9 +501,39 @@ func toolError(o event.Event) (string, bool) {
 	return msg, true
 }
 
-// delegation records the delegation an AITL request starts: a producer
-// span under the step. The delegate's run continues the same trace.
-func (t *Tracing) delegation(ctx context.Context, req *event.AgentInTheLoopRequestEvent, o event.Event) {
+var _ interceptor.Publisher = (*Tracing)(nil)
+
+const aitlRequest = "AgentInTheLoopRequestEvent"
+
+// Publish starts the delegate span of an AITL request the step publishes,
+// under the step's span: the request carries it, so the delegate's run
+// hangs under it. Other events are published as they are.
+func (t *Tracing) Publish(ctx context.Context, ev event.Event) (context.Context, func(error)) {
+	if !t.tracing {
+		return ctx, nopDeliver
+	}
+	// Has first: a lookup, where find walks the type on every output.
+	if !event.Has(ev, aitlRequest) {
+		return ctx, nopDeliver
+	}
+	req := find[event.AgentInTheLoopRequestEvent](ev)
+	if req == nil {
+		return ctx, nopDeliver
+	}
+	ctx, span := t.delegation(ctx, req, ev)
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+// delegation starts the span of the delegation an AITL request starts: a
+// producer span under the step. The delegate's run continues the same
+// trace, under it.
+func (t *Tracing) delegation(ctx context.Context, req *event.AgentInTheLoopRequestEvent, o event.Event) (context.Context, trace.Span) {
 	target := ""
 	as := []attribute.KeyValue{attribute.String(SpanKindKey, KindAgent), attribute.String(attrEventID, o.EventBase().EventID)}
 	if tp := req.OtherAgentTopic; tp != nil {
@@ -519,8 +548,7 @@ func (t *Tracing) delegation(ctx context.Context, req *event.AgentInTheLoopReque
 	if req.TimeoutSeconds != nil {
 		as = append(as, attribute.Float64("saap.delegate.timeout_seconds", *req.TimeoutSeconds))
 	}
-	_, span := t.tracer.Start(ctx, "delegate "+target, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(as...))
-	span.End()
+	return t.tracer.Start(ctx, "delegate "+target, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(as...))
 }
 
 // langfuseAttrs are the observation attributes of a semantic event.

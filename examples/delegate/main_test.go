@@ -80,6 +80,13 @@ func TestDelegateExample(t *testing.T) {
 				t.Errorf("span %q not in the planner's trace", name)
 			}
 		}
+		// Each delegate's run hangs under the delegation that started it.
+		for _, class := range []string{"Researcher", "Critic"} {
+			run, del := byName["run "+class], byName["delegate "+class]
+			if run != nil && del != nil && string(run.ParentSpanId) != string(del.SpanId) {
+				t.Errorf("run %s is not under the planner's delegate %s span", class, class)
+			}
+		}
 		if planner != nil {
 			in := ""
 			for _, kv := range planner.Attributes {

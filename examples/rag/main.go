@@ -1,8 +1,9 @@
 // Command rag runs RAGAgent, the protocol's retrieval example: it condenses
 // the conversation into a standalone question, retrieves passages from a
 // small bundled corpus ranked with BM25, and answers from them. Its internal
-// steps exchange control events only, so a client of the gateway sees just
-// its own message and the final StopEvent.
+// steps exchange control events only; a client of the gateway sees its own
+// message, the RetrieverEvent listing the passages (a RETRIEVER span when
+// traced) and the final StopEvent.
 //
 // Usage:
 //
@@ -66,7 +67,8 @@ func (a *RAGAgent) Describe() agent.Description {
 func (a *RAGAgent) Steps() []*step.Step {
 	return []*step.Step{
 		step.New(a.Condense, step.Description("condenses the conversation into one question")),
-		step.New(a.Retrieve, step.Description("ranks the corpus with BM25")),
+		step.New(a.Retrieve, step.Description("ranks the corpus with BM25"),
+			step.Emits(&RetrieveEvent{}, &event.RetrieverEvent{})),
 		step.New(a.Answer, step.Description("answers from the best passages")),
 	}
 }
@@ -126,14 +128,19 @@ func resolve(q, subj string) string {
 	return q
 }
 
-// Retrieve ranks the corpus for the question.
-func (a *RAGAgent) Retrieve(ctx step.Context, q *CondenseQuestionEvent) (*RetrieveEvent, error) {
+// Retrieve ranks the corpus for the question. Besides the passages for
+// Answer, it publishes a RetrieverEvent: tracing shows it as a RETRIEVER
+// span listing the documents and their scores.
+func (a *RAGAgent) Retrieve(ctx step.Context, q *CondenseQuestionEvent) ([]event.Event, error) {
 	hits := a.index.Search(q.CondensedQuestion, a.topK)
 	nodes := make([]Node, len(hits))
+	retrieved := make([]event.IngestedNode, len(hits))
 	for i, h := range hits {
 		nodes[i] = Node{ID: h.ID, Source: h.Source, Content: h.Content, Score: h.Score}
+		retrieved[i] = event.IngestedNode{ID: h.ID, DocumentID: h.ID, Source: h.Source, Content: h.Content, Score: &h.Score,
+			Version: 1, Type: "content", ContentType: "text"}
 	}
-	return &RetrieveEvent{Nodes: nodes}, nil
+	return []event.Event{&event.RetrieverEvent{Nodes: retrieved}, &RetrieveEvent{Nodes: nodes}}, nil
 }
 
 // Answer writes the answer from the best passages and cites them. It ends
@@ -160,6 +167,7 @@ func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *Retriev
 	stop.InputMessages = []event.Message{event.MessageFromString(event.RoleUser, q.CondensedQuestion)}
 	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, b.String())}
 	stop.ChatModelName = event.Str("bm25-extractive")
+	stop.Provider = event.Str("local") // no model service: the answer is extracted here
 	return stop, nil
 }
 

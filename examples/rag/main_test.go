@@ -2,11 +2,16 @@ package main
 
 import (
 	"math"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/saap-go/agent/internal/exectest"
+	"github.com/saap-go/agent/internal/oispec"
 )
 
 func TestBM25Ranking(t *testing.T) {
@@ -79,6 +84,11 @@ func TestCondenseResolvesReferences(t *testing.T) {
 // the client's stream holds only its message and the final stop.
 func TestRAGExample(t *testing.T) {
 	bin := exectest.Build(t)
+	t.Run("demo", func(t *testing.T) { testDemo(t, bin) })
+	t.Run("trace", func(t *testing.T) { testTrace(t, bin) })
+}
+
+func testDemo(t *testing.T, bin string) {
 	out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env())
 	if err != nil {
 		t.Fatalf("exit: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
@@ -86,7 +96,7 @@ func TestRAGExample(t *testing.T) {
 	for _, want := range []string{
 		"control CondenseQuestionEvent", `condensed_question="Which stream stores NATS's control events?"`,
 		"control RetrieveEvent", "nats#1", "display LLMStopEvent",
-		"the client's stream: UserMessageEvent, LLMStopEvent\n",
+		"the client's stream: UserMessageEvent, RetrieverEvent, LLMStopEvent\n",
 		"answer (LLMStopEvent): NATS is the messaging system",
 	} {
 		if !strings.Contains(out, want) {
@@ -95,5 +105,71 @@ func TestRAGExample(t *testing.T) {
 	}
 	if strings.Contains(out, "display CondenseQuestionEvent") || strings.Contains(out, "display RetrieveEvent") {
 		t.Errorf("an internal step published a display event:\n%s", out)
+	}
+}
+
+// With -trace, the retrieve step's span has a RETRIEVER child listing the
+// passages it ranked, as the OpenInference specification has it.
+func testTrace(t *testing.T, bin string) {
+	rcv := &oispec.Receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env("OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL),
+		"-trace", "-ask", "Which stream stores NATS's control events?")
+	if err != nil {
+		t.Fatalf("exit: %v\n%s\n%s", err, out, stderr)
+	}
+	spans, errs := rcv.Spans()
+	if errs != nil {
+		t.Fatalf("receiver: %v", errs)
+	}
+	var step, retriever *tracepb.Span
+	for _, sp := range spans {
+		for _, bad := range oispec.Check(sp) {
+			t.Errorf("span %q: %s", sp.Name, bad)
+		}
+		switch {
+		case sp.Name == "step Retrieve":
+			step = sp
+		case oispec.Kind(sp) == "RETRIEVER":
+			if retriever != nil {
+				t.Errorf("a second RETRIEVER span %q", sp.Name)
+			}
+			retriever = sp
+		}
+	}
+	if step == nil || retriever == nil {
+		names := make([]string, len(spans))
+		for i, sp := range spans {
+			names[i] = sp.Name
+		}
+		t.Fatalf("no step Retrieve span or no RETRIEVER span among %v\nstderr:\n%s", names, stderr)
+	}
+	if string(retriever.ParentSpanId) != string(step.SpanId) {
+		t.Errorf("RETRIEVER span not under step Retrieve")
+	}
+	attrs := map[string]*commonpb.AnyValue{}
+	for _, kv := range retriever.Attributes {
+		attrs[kv.Key] = kv.Value
+	}
+	// The step ranks the top 3 passages, the best first.
+	if v := attrs["retrieval.documents.0.document.id"].GetStringValue(); v != "nats#1" {
+		t.Errorf("document 0 id %q, want nats#1", v)
+	}
+	var prev float64
+	for i, n := range []string{"0", "1", "2"} {
+		p := "retrieval.documents." + n + ".document."
+		if attrs[p+"id"].GetStringValue() == "" || attrs[p+"content"].GetStringValue() == "" {
+			t.Errorf("document %s without id or content: %v", n, attrs)
+		}
+		score, ok := attrs[p+"score"].GetValue().(*commonpb.AnyValue_DoubleValue)
+		if !ok || score.DoubleValue <= 0 || i > 0 && score.DoubleValue > prev {
+			t.Errorf("document %s score %v, want a positive double, no higher than the one before", n, attrs[p+"score"])
+		} else {
+			prev = score.DoubleValue
+		}
+	}
+	if _, ok := attrs["retrieval.documents.3.document.id"]; ok {
+		t.Errorf("more than the top 3 documents")
 	}
 }

@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/interceptor"
 )
@@ -23,4 +27,19 @@ func stepEnd(done func(interceptor.StepResult), p *plan, outs []event.Event, err
 		r.Reference = p.b.id("exception", 0) // as execute names it
 	}
 	done(r)
+}
+
+func nopPublished(error) {}
+
+// publishing tells the interceptors that o, a result of p's execution, is
+// about to be published, and returns ctx with the span they chose for it
+// (a delegation's, whose delegate run hangs under it); ctx stays the
+// handling's for everything else.
+func (e *Engine) publishing(ctx context.Context, p *plan, o event.Event) (context.Context, func(error)) {
+	pctx, done := e.ic.Publish(p.sc.Context, o)
+	sc := trace.SpanContextFromContext(pctx)
+	if sc.IsValid() && sc.SpanID() != trace.SpanContextFromContext(p.sc.Context).SpanID() {
+		ctx = trace.ContextWithSpanContext(ctx, sc)
+	}
+	return ctx, done
 }

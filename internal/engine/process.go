@@ -873,7 +873,12 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 				return evs, callErr, err
 			}
 		}
-		ok, _, err := e.publishData(ctx, r, t, o, kept[i], originOf(x), false)
+		pctx, published := ctx, nopPublished
+		if e.ic != nil && callErr == nil {
+			pctx, published = e.publishing(ctx, p, o)
+		}
+		ok, _, err := e.publishData(pctx, r, t, o, kept[i], originOf(x), false)
+		published(err)
 		if err != nil {
 			return evs, callErr, err
 		}

@@ -41,9 +41,11 @@ var messageKey = regexp.MustCompile(`^llm\.(input|output)_messages\.\d+\.message
 //     objects are JSON strings;
 //   - an LLM span names its system and model and has its messages, a
 //     TOOL span its tool, call id and input (Required);
-//   - attributes typed as JSON strings (llm.invocation_parameters, an
-//     object; *.json_schema, *.arguments, tool.parameters) hold JSON, and
-//     so does a value whose mime type says application/json.
+//   - attributes typed as JSON strings (llm.invocation_parameters and
+//     llm.prompt_template.variables, objects; *.json_schema, *.arguments,
+//     tool.parameters, metadata) hold JSON, never "null" (an unset value
+//     is left out), and so does a value whose mime type says
+//     application/json.
 //
 // It also checks what Phoenix needs to show a trace well: a span with
 // status Error has an exception event naming the exception's type, a
@@ -68,9 +70,13 @@ func Check(s *tracepb.Span) []string {
 				bad = append(bad, kv.Key+" is a list")
 			}
 		}
-		for _, suffix := range []string{".json_schema", ".arguments", "tool.parameters", "llm.invocation_parameters"} {
-			if strings.HasSuffix(kv.Key, suffix) && !json.Valid([]byte(kv.Value.GetStringValue())) {
+		if jsonString(kv.Key) {
+			switch s := kv.Value.GetStringValue(); {
+			case !json.Valid([]byte(s)):
 				bad = append(bad, fmt.Sprintf("%s is not a JSON string: %v", kv.Key, kv.Value))
+			case s == "null":
+				// An unset value is left out, not written as null.
+				bad = append(bad, kv.Key+` is "null"`)
 			}
 		}
 	}
@@ -79,10 +85,12 @@ func Check(s *tracepb.Span) []string {
 			bad = append(bad, io+".value is not the JSON its mime type says")
 		}
 	}
-	if v, ok := attrs["llm.invocation_parameters"]; ok {
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(v.GetStringValue()), &obj); err != nil || obj == nil {
-			bad = append(bad, fmt.Sprintf("llm.invocation_parameters is not a JSON object: %v", v))
+	for _, k := range []string{"llm.invocation_parameters", "llm.prompt_template.variables"} {
+		if v, ok := attrs[k]; ok {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(v.GetStringValue()), &obj); err != nil || obj == nil {
+				bad = append(bad, fmt.Sprintf("%s is not a JSON object: %v", k, v))
+			}
 		}
 	}
 	kind := attrs[KindKey].GetStringValue()
@@ -124,6 +132,19 @@ func Check(s *tracepb.Span) []string {
 		bad = append(bad, "ends before it starts")
 	}
 	return bad
+}
+
+// jsonString says whether the spec types the attribute k as a JSON string.
+func jsonString(k string) bool {
+	if k == "metadata" || k == "llm.invocation_parameters" || k == "llm.prompt_template.variables" || k == "tool.parameters" {
+		return true
+	}
+	for _, suffix := range []string{".json_schema", ".arguments", ".metadata"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 func primitive(v *commonpb.AnyValue) bool {
