@@ -64,7 +64,7 @@ func TestLangfuseReadsTheOpenInferenceAttributes(t *testing.T) {
 		}
 		for k, want := range map[string]int64{"llm.token_count.prompt": 10, "llm.token_count.completion": 2, "llm.token_count.total": 12} {
 			if got := llm[k].AsInt64(); got != want {
-				t.Errorf("LLM span %s = %v, want the integer %d", k, llm[k].Emit(), want)
+				t.Errorf("LLM span %s = %v, want the integer %d", k, llm[k].String(), want)
 			}
 		}
 		tool := attrs(spans.one("ToolEvent"))
