@@ -79,6 +79,14 @@ type Config struct {
 	// AuthFailureBurst is how many failures an address may cause at once.
 	// Default 10.
 	AuthFailureBurst int
+	// StatusRateLimit is how many run status requests per second each user
+	// may send (GET /api/v1/saap/runs/..., .../threads/{thread}/runs); each
+	// is a request to the class's runners. Beyond it requests get 429 with
+	// Retry-After. Default 10; negative: no limit.
+	StatusRateLimit float64
+	// StatusBurst is how many status requests a user may send at once
+	// after being idle. Default 20.
+	StatusBurst int
 	// MaxRunsPerUser bounds the requests each user has open at once on
 	// those endpoints (a streaming request stays open until its run
 	// pauses or ends); beyond it requests get 429. Default 8; negative: no
@@ -185,6 +193,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.RateBurst <= 0 {
 		cfg.RateBurst = 10
+	}
+	if cfg.StatusRateLimit == 0 {
+		cfg.StatusRateLimit = 10
+	}
+	if cfg.StatusBurst <= 0 {
+		cfg.StatusBurst = 20
 	}
 	if cfg.AuthFailureRate == 0 {
 		cfg.AuthFailureRate = 0.2

@@ -38,6 +38,11 @@ type limits struct {
 	maxBody  int64
 	inFlight atomic.Int64
 
+	// Run status reads per user: each is a NATS request to the runners.
+	statusRate  rate.Limit
+	statusBurst int
+	statusUsers map[string]*rate.Limiter
+
 	// Failed authentications per client address.
 	authRate   rate.Limit
 	authBurst  int
@@ -55,6 +60,10 @@ func newLimits(cfg Config) *limits {
 	l.rate = rate.Inf
 	if cfg.RateLimit > 0 {
 		l.rate = rate.Limit(cfg.RateLimit)
+	}
+	l.statusRate, l.statusBurst, l.statusUsers = rate.Inf, cfg.StatusBurst, make(map[string]*rate.Limiter)
+	if cfg.StatusRateLimit > 0 {
+		l.statusRate = rate.Limit(cfg.StatusRateLimit)
 	}
 	l.authRate = rate.Inf
 	if cfg.AuthFailureRate > 0 {
@@ -126,30 +135,39 @@ func authThrottled(wait time.Duration) *requestError {
 // allow takes a token from user's bucket, or says how long until one is
 // there.
 func (l *limits) allow(user string, now time.Time) (bool, time.Duration) {
-	if l.rate == rate.Inf {
+	return l.allowIn(l.users, l.rate, l.burst, user, now)
+}
+
+// allowStatus is allow for the run status routes, with their own budget.
+func (l *limits) allowStatus(user string, now time.Time) (bool, time.Duration) {
+	return l.allowIn(l.statusUsers, l.statusRate, l.statusBurst, user, now)
+}
+
+func (l *limits) allowIn(users map[string]*rate.Limiter, r rate.Limit, burst int, user string, now time.Time) (bool, time.Duration) {
+	if r == rate.Inf {
 		return true, 0
 	}
 	l.mu.Lock()
-	lim, ok := l.users[user]
+	lim, ok := users[user]
 	if !ok {
-		if len(l.users) >= 4096 {
+		if len(users) >= 4096 {
 			// Forget users whose bucket has refilled: they start full again.
-			for u, x := range l.users {
-				if x.TokensAt(now) >= float64(l.burst) {
-					delete(l.users, u)
+			for u, x := range users {
+				if x.TokensAt(now) >= float64(burst) {
+					delete(users, u)
 				}
 			}
 		}
-		lim = rate.NewLimiter(l.rate, l.burst)
-		l.users[user] = lim
+		lim = rate.NewLimiter(r, burst)
+		users[user] = lim
 	}
 	l.mu.Unlock()
-	r := lim.ReserveN(now, 1)
-	if !r.OK() {
+	res := lim.ReserveN(now, 1)
+	if !res.OK() {
 		return false, time.Second
 	}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
 		return false, d
 	}
 	return true, 0

@@ -10,6 +10,7 @@ import (
 	"github.com/saap-go/agent/status"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
 )
 
 // Run status over HTTP, an extension of this SDK: the gateway asks the
@@ -26,7 +27,7 @@ import (
 // their threads.
 func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 	user, ok := g.authenticate(w, r)
-	if !ok {
+	if !ok || !g.statusAllowed(w, user) {
 		return
 	}
 	class, run := r.PathValue("class"), r.PathValue("run")
@@ -66,7 +67,7 @@ func (g *Gateway) serveRunStatus(w http.ResponseWriter, r *http.Request) {
 // the thread.
 func (g *Gateway) serveThreadRuns(w http.ResponseWriter, r *http.Request) {
 	user, ok := g.authenticate(w, r)
-	if !ok {
+	if !ok || !g.statusAllowed(w, user) {
 		return
 	}
 	thread := r.PathValue("thread")
@@ -142,4 +143,16 @@ func (g *Gateway) runsFailed(w http.ResponseWriter, err error) {
 	default:
 		g.fail(w, err)
 	}
+}
+
+// statusAllowed answers 429 with Retry-After when user is over the run
+// status budget (Config.StatusRateLimit).
+func (g *Gateway) statusAllowed(w http.ResponseWriter, user *event.UserIdentity) bool {
+	ok, wait := g.limits.allowStatus(user.ID, g.now())
+	if ok {
+		return true
+	}
+	retryAfter(w, wait)
+	writeError(w, http.StatusTooManyRequests, fmt.Sprintf("user %s: too many run status requests; retry after %s", user.ID, w.Header().Get("Retry-After")+" s"), "")
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
@@ -116,5 +117,31 @@ func TestRunStatusRoutes(t *testing.T) {
 				t.Fatalf("paged runs %v, want [run1 run3]", got)
 			}
 		})
+	}
+}
+
+// Run status reads have a per-user budget of their own: each is a request
+// to the runners, so a user polling in a loop gets 429 with Retry-After,
+// and another user is not affected.
+func TestRunStatusIsRateLimited(t *testing.T) {
+	e := newEnv(t, buses[0].new, func(c *gateway.Config) { c.StatusRateLimit, c.StatusBurst = 0.01, 3 })
+	url := e.srv.URL + "/api/v1/saap/runs/EchoAgent/nope"
+	for i := range 3 {
+		if code, body := getAs(t, url, tokenAlice); code == http.StatusTooManyRequests {
+			t.Fatalf("request %d within the burst: %d %s", i+1, code, body)
+		}
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+tokenAlice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("over the budget: %d, Retry-After %q, want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if code, body := getAs(t, url, tokenBob); code == http.StatusTooManyRequests {
+		t.Fatalf("bob, within his own budget: %d %s", code, body)
 	}
 }
