@@ -119,3 +119,46 @@ func TestDeletedStateBucketRunnerRecovers(t *testing.T) {
 		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
 	})
 }
+
+// TestPurgedStreamEndsPausedRuns: the class stream is purged under the
+// runner (its consumer stays), and the runner restarts, so no cache holds
+// the runs' histories either. A paused run's answer still ends it visibly,
+// never leaving it waiting.
+func TestPurgedStreamEndsPausedRuns(t *testing.T) {
+	s := embedded(t)
+	c := client(t, s.URL())
+	class := uniqueClass("Purged")
+	w := watch(t, c, class)
+	st := newStore(t, target{name: "embedded", natsURL: s.URL()}, c)
+	r := startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.WithStore(st), agent.Standalone(), quiet(t))
+
+	run := newRun(class, "wiki")
+	publish(t, c, run, userMessage("hi"), nil)
+	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
+	var req *event.HumanInTheLoopInputRequestEvent
+	for _, e := range evs {
+		if q, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
+			req = q
+		}
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.JetStream().Stream(context.Background(), topic.StreamName(class))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Purge(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.WithStore(st), agent.Standalone(), quiet(t))
+	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
+	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	switch findTerminal(evs).(type) {
+	case *event.StopEvent, *event.ExceptionEvent:
+	default:
+		t.Fatalf("the purged run ended with %s", names(evs))
+	}
+}
