@@ -86,6 +86,7 @@ func TestDeletedConsumerRunnerRecovers(t *testing.T) {
 // ExceptionEvent (their claims went with the bucket); a run started
 // afterwards is served.
 func TestDeletedStateBucketRunnerRecovers(t *testing.T) {
+	t.Setenv("REDIS_URL", "") // the runner's default store on this bus is what is tested
 	s := embedded(t)
 	c := client(t, s.URL())
 	class := uniqueClass("LostState")

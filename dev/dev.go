@@ -16,6 +16,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/internal/natsserver"
+	_ "github.com/saap-go/agent/store/redis" // dev mode honours REDIS_URL as agents do
 )
 
 // User is the identity the dev gateway gives every request.
