@@ -118,9 +118,10 @@ func Check(s *tracepb.Span) []string {
 			bad = append(bad, "status Error without an exception event naming its type")
 		}
 	}
-	// A root span is a run's: Phoenix takes a session's input and output
-	// from them.
-	if len(s.ParentSpanId) == 0 {
+	// A run's root span: Phoenix takes a session's input and output from
+	// them. (A consumer span of an event published after its run's span
+	// ended, at shutdown, can be a root too; it is no run's.)
+	if len(s.ParentSpanId) == 0 && strings.HasPrefix(s.Name, "run ") {
 		if attrs["input.value"].GetStringValue() == "" {
 			bad = append(bad, "root span without input.value")
 		}

@@ -48,7 +48,7 @@ func TestCheck(t *testing.T) {
 	if bad := Check(failed); len(bad) != 1 || !strings.Contains(bad[0], "exception event") {
 		t.Errorf("failed span without an exception: %v", bad)
 	}
-	root := &tracepb.Span{Attributes: []*commonpb.KeyValue{str(KindKey, "AGENT"), str("saap.run.outcome", "completed")}}
+	root := &tracepb.Span{Name: "run Planner", Attributes: []*commonpb.KeyValue{str(KindKey, "AGENT"), str("saap.run.outcome", "completed")}}
 	if bad := Check(root); len(bad) != 2 {
 		t.Errorf("root span without input and output: %v", bad)
 	}
