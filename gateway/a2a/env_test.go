@@ -15,6 +15,7 @@ import (
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // the agents honour REDIS_URL, as in CI
 )
 
 const (
@@ -163,15 +164,21 @@ func startAgent(t testing.TB, a agent.Agent, url string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
+	var early error // Run's result when it returned before it was ready
+	returned := false
 	t.Cleanup(func() {
 		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("agent: %v", err)
+		if !returned {
+			early = <-ran
+		}
+		if early != nil {
+			t.Errorf("agent: %v", early)
 		}
 	})
 	select {
 	case <-r.Ready():
 	case err := <-ran:
+		returned = true // the cleanup must not wait for a second result
 		t.Fatalf("agent stopped before it was ready: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("agent not ready")
