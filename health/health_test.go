@@ -99,9 +99,11 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sctx, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
+	url := serve(t, sctx, health.Handler(r))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url := serve(t, ctx, health.Handler(r))
 
 	// Not ready before Run.
 	if code, res := get(t, url+"/readyz"); code != http.StatusServiceUnavailable || res.Component != "runner" {
@@ -109,10 +111,11 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
+	stopped := false
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
+		if !stopped {
+			cancel()
+			<-done
 		}
 	}()
 	select {
@@ -139,5 +142,14 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	t.Logf("ready %v after the server came back", took)
 	if code, _ := get(t, url+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz after the restart: %d, want 200", code)
+	}
+
+	cancel()
+	stopped = true
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if code, res := get(t, url+"/readyz"); code != http.StatusServiceUnavailable || res.Component != "runner" || res.Reason != "stopped" {
+		t.Errorf("/readyz after Run returned: %d %+v, want 503 runner stopped", code, res)
 	}
 }
