@@ -39,6 +39,14 @@ func (h *healthRef) setDown(component, reason string) {
 	h.down.Store(&HealthError{Component: component, Reason: reason})
 }
 
+// stopped marks the runner stopped, unless it stopped for a cause of its
+// own (NATS closed, the consumer lost), which stays the reason.
+func (h *healthRef) stopped() {
+	if d := h.down.Load(); d == nil || d.Component == "runner" {
+		h.setDown("runner", "stopped")
+	}
+}
+
 // Health reports whether the runner takes events: nil once it is ready
 // while its NATS connection is up, its consumer in place and its state
 // store answering (one read, bounded by ctx); otherwise a *HealthError.

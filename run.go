@@ -246,7 +246,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}
 
 	h := &healthRef{bus: b, store: st}
-	defer h.setDown("runner", "stopped")
+	defer h.stopped()
 	r.health.Store(h)
 	r.info.Store(&info)
 	if r.o.ready != nil {
