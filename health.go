@@ -23,7 +23,12 @@ type HealthError struct {
 	Err       error // the store's error, if any
 }
 
-func (e *HealthError) Error() string { return "agent: " + e.Component + ": " + e.Reason }
+func (e *HealthError) Error() string {
+	if e.Err != nil && !errors.Is(e.Err, ErrNotRunning) {
+		return "agent: " + e.Component + ": " + e.Reason + ": " + e.Err.Error()
+	}
+	return "agent: " + e.Component + ": " + e.Reason
+}
 func (e *HealthError) Unwrap() error { return e.Err }
 
 // healthRef is what Health checks; Run sets it once ready.
