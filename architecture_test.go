@@ -48,7 +48,8 @@ func TestArchitectureImportRules(t *testing.T) {
 }
 
 // A program links what it imports: the runner alone links neither the
-// NATS server nor the Redis client (docs/architecture.md).
+// NATS server, the Redis client nor the Prometheus client
+// (docs/architecture.md).
 func TestRunnerLinksNoServerNorRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists the runner's dependencies with go list")
@@ -58,7 +59,8 @@ func TestRunnerLinksNoServerNorRedis(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") || strings.HasPrefix(dep, "github.com/redis/go-redis") {
+		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") || strings.HasPrefix(dep, "github.com/redis/go-redis") ||
+			strings.HasPrefix(dep, "github.com/prometheus/") {
 			t.Errorf("the root package links %s; it belongs to a package a program imports for it", dep)
 		}
 	}

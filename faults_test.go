@@ -47,6 +47,11 @@ func TestRunReturnsWhenTheConnectionCloses(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatal("Run did not return after its connection closed")
 	}
+	// The cause stays the health reason, not merely "stopped".
+	var he *agent.HealthError
+	if err := r.Health(ctx); !errors.As(err, &he) || he.Component != "nats" || he.Reason != "closed" {
+		t.Errorf("Health after the connection closed: %v, want nats closed", err)
+	}
 }
 
 // TestOverlongSubjectIsDeadLettered: a trigger whose subject the server

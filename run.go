@@ -77,8 +77,9 @@ type Runner struct {
 	started atomic.Bool
 	ready   chan struct{}
 	info    atomic.Pointer[Info]
-	store   atomic.Pointer[storeRef] // set by Run, for RunStatus and ListRuns
-	trace   *semantic.Tracing        // nil: tracing off
+	store   atomic.Pointer[storeRef]  // set by Run, for RunStatus and ListRuns
+	health  atomic.Pointer[healthRef] // set by Run once ready, for Health
+	trace   *semantic.Tracing         // nil: tracing off
 }
 
 // New checks a and the options and returns a runner for it. All problems of
@@ -244,6 +245,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}
 
+	h := &healthRef{bus: b, store: st}
+	defer h.stopped()
+	r.health.Store(h)
 	r.info.Store(&info)
 	if r.o.ready != nil {
 		r.o.ready(info)
@@ -266,17 +270,20 @@ wait:
 		case <-ctx.Done():
 			break wait
 		case <-lost:
+			h.setDown("nats", "closed")
 			srv.refuse()
 			r.log.Error("agent runner stopping: the NATS connection closed for good")
 			res.closeDiscovery()
 			srv.shutdown(cons, r.o.shutdownTimeout)
 			return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
 		case cause := <-lossOf(cons):
+			h.setDown("consumer", "removed on the server; being recreated")
 			c, err := r.recoverConsumer(ctx, b, used, srv, eng, cons, cause)
 			if err != nil {
 				if ctx.Err() != nil {
 					break wait
 				}
+				h.setDown("consumer", "removed on the server and could not be recreated")
 				srv.refuse()
 				r.log.Error("agent runner stopping", "error", err)
 				res.closeDiscovery()
@@ -284,12 +291,14 @@ wait:
 				return err
 			}
 			cons = c
+			h.down.Store(nil)
 		case cause := <-stateLost:
 			r.storeLost(ctx, eng, cause)
 		}
 	}
 	// No new event is taken from here on: closing discovery may take a
 	// while, and a step running now may publish the next event meanwhile.
+	h.setDown("runner", "stopping")
 	srv.refuse()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
 	res.closeDiscovery()
