@@ -24,8 +24,10 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
 // ExpenseClaim starts a run: someone claims Amount (in CHF) for
@@ -137,7 +139,7 @@ func main() {
 func run(serve string, limit float64, wait time.Duration, verbose bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env, err := demo.Start(ctx, &ExpenseAgent{Limit: limit, Wait: wait}, demo.Options{Verbose: verbose})
+	env, err := demo.Start(ctx, &ExpenseAgent{Limit: limit, Wait: wait}, demo.Options{Verbose: verbose, Tracing: demotrace.Tracing})
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,10 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/llm"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
 // ChatAgent answers each user message with its model.
@@ -76,6 +78,7 @@ func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*even
 
 func main() {
 	demo.Main(demo.Command{
+		Tracing:  demotrace.Tracing,
 		Name:     "chat",
 		AskUsage: "send this message instead of the demo message, print the run and exit",
 		Agent: func() (agent.Agent, error) {

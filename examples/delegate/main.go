@@ -31,10 +31,12 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	_ "github.com/saap-go/agent/embedded" // the planner starts a NATS server when NATS_URL is unset
 	"github.com/saap-go/agent/event"
-	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 	"github.com/saap-go/agent/topic"
 )
 
@@ -191,7 +193,7 @@ func run(ask string, slow bool, timeout time.Duration, verbose, traced bool, out
 		critic.Delay = 3 * timeout
 	}
 
-	exp, err := demo.StartTracing(ctx, traced, out)
+	exp, err := demotrace.Start(ctx, traced, out)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
 // ReviewTask asks one reviewer to look at one aspect of the text.
@@ -187,6 +189,7 @@ func review(aspect, text string) (int, string) {
 
 func main() {
 	demo.Main(demo.Command{
+		Tracing:  demotrace.Tracing,
 		Name:     "fanout",
 		AskUsage: "review this text instead of the demo text, print the run and exit",
 		Agent:    func() (agent.Agent, error) { return ReviewAgent{}, nil },

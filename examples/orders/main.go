@@ -29,7 +29,9 @@ import (
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 	"github.com/saap-go/agent/topic"
 )
 
@@ -152,7 +154,7 @@ func run(failCharge, verbose bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	a := &OrderAgent{FailCharge: failCharge}
-	env, err := demo.Start(ctx, a, demo.Options{Verbose: verbose})
+	env, err := demo.Start(ctx, a, demo.Options{Verbose: verbose, Tracing: demotrace.Tracing})
 	if err != nil {
 		return err
 	}

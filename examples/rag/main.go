@@ -19,7 +19,9 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
 // CondenseQuestionEvent carries the standalone question (the protocol
@@ -173,6 +175,7 @@ func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *Retriev
 
 func main() {
 	demo.Main(demo.Command{
+		Tracing:  demotrace.Tracing,
 		Name:     "rag",
 		AskUsage: "ask this question instead of the demo question, print the run and exit",
 		Agent: func() (agent.Agent, error) {

@@ -26,8 +26,10 @@ import (
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
+	"github.com/saap-go/agent/examples/internal/demo/demotrace"
 	"github.com/saap-go/agent/llm"
 	"github.com/saap-go/agent/step"
+	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
 // ToolsAgent answers questions with its tools.
@@ -72,6 +74,7 @@ func (a *ToolsAgent) Steps() []*step.Step { return a.loop.Steps() }
 
 func main() {
 	demo.Main(demo.Command{
+		Tracing:  demotrace.Tracing,
 		Name:     "tools",
 		AskUsage: "ask this question instead of the demo question, print the run and exit",
 		Agent: func() (agent.Agent, error) {

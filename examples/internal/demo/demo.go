@@ -5,7 +5,9 @@
 // and prints the run's events as they cross the bus.
 //
 // It uses only the SDK's public API; copy it when you embed an agent and a
-// gateway in one binary of your own.
+// gateway in one binary of your own. It links neither the OTLP exporters
+// nor the Redis store: an example that offers -trace passes
+// demotrace.Tracing, one that honours REDIS_URL imports store/redis.
 package demo
 
 import (
@@ -24,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
@@ -31,8 +35,6 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/internal/eventline"
-	"github.com/saap-go/agent/semantic/otlp"
-	_ "github.com/saap-go/agent/store/redis" // and honour REDIS_URL
 	"github.com/saap-go/agent/topic"
 )
 
@@ -54,11 +56,18 @@ type Options struct {
 	// address other machines can reach; without it Serve only binds to
 	// loopback addresses.
 	AllowAnonymousRemote bool
-	// Trace exports the runner's spans over OTLP, as the OTEL_* variables
-	// say (by default to http://localhost:4318); the variables alone turn
-	// it on too. Start prints where the spans go.
+	// Trace is the -trace flag, passed to Tracing.
 	Trace bool
+	// Tracing, if set, starts exporting the runner's spans
+	// (demotrace.Tracing: over OTLP, as the OTEL_* variables say).
+	Tracing Tracing
 }
+
+// Tracing starts exporting spans: on is the -trace flag, and an
+// implementation may turn on from the environment too. A nil provider
+// means no tracing; stop runs after the runner has stopped, so that its
+// last spans are exported.
+type Tracing func(ctx context.Context, on bool, out io.Writer) (tp trace.TracerProvider, stop func() error, err error)
 
 // Env is a running agent and gateway.
 type Env struct {
@@ -77,7 +86,7 @@ type Env struct {
 	instance   string // agent_id Serve's hint addresses
 	stopHTTP   context.CancelFunc
 	httpDone   chan error
-	exp        *otlp.Exporter // nil: not tracing
+	stopTrace  func() error // nil: not tracing
 }
 
 // Start starts the agent's runner, connects a gateway to the same NATS
@@ -96,18 +105,24 @@ func Start(ctx context.Context, a agent.Agent, o Options) (*Env, error) {
 	if !o.Platform {
 		opts = append(opts, agent.Standalone())
 	}
-	exp, err := StartTracing(ctx, o.Trace, o.Out)
-	if err != nil {
-		return nil, err
-	}
-	if exp != nil {
-		opts = append(opts, agent.WithTracerProvider(exp.TracerProvider()))
+	var stopTrace func() error
+	if o.Tracing != nil {
+		tp, stopT, err := o.Tracing(ctx, o.Trace, o.Out)
+		if err != nil {
+			return nil, err
+		}
+		if tp != nil {
+			opts, stopTrace = append(opts, agent.WithTracerProvider(tp)), stopT
+		}
 	}
 	runner, err := agent.New(a, opts...)
 	if err != nil {
+		if stopTrace != nil {
+			_ = stopTrace()
+		}
 		return nil, err
 	}
-	e := &Env{Class: runner.Class(), out: o.Out, runner: runner, runnerDone: make(chan error, 1), exp: exp}
+	e := &Env{Class: runner.Class(), out: o.Out, runner: runner, runnerDone: make(chan error, 1), stopTrace: stopTrace}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.stopRunner = stop
 	go func() { e.runnerDone <- runner.Run(runCtx) }()
@@ -184,36 +199,14 @@ func (e *Env) Close() {
 	if err := <-e.runnerDone; err != nil {
 		fmt.Fprintf(os.Stderr, "agent runner: %v\n", err)
 	}
-	if e.exp != nil {
+	if e.stopTrace != nil {
 		// After the runner: its last run spans end when it stops. An
 		// endpoint that does not answer holds the exit up for at most
 		// otlp.FlushTimeout.
-		if err := e.exp.Close(); err != nil {
+		if err := e.stopTrace(); err != nil {
 			fmt.Fprintf(os.Stderr, "tracing: %v\n", err)
 		}
 	}
-}
-
-// StartTracing sets up OTLP export when on (a -trace flag) or the
-// environment asks for it, and prints to out where the spans go. It
-// returns nil when there is nothing to export; Close the exporter after
-// the runners have stopped.
-func StartTracing(ctx context.Context, on bool, out io.Writer) (*otlp.Exporter, error) {
-	if !on && !otlp.Enabled() {
-		return nil, nil
-	}
-	if !otlp.Enabled() {
-		// -trace without an endpoint: the exporter's default one.
-		if err := os.Setenv("OTEL_TRACES_EXPORTER", "otlp"); err != nil {
-			return nil, err
-		}
-	}
-	exp, err := otlp.Setup(ctx)
-	if err != nil || exp == nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "tracing: spans go to %s (OTLP %s)\n", exp.Where(), exp.Protocol())
-	return exp, nil
 }
 
 // listen serves the gateway on a loopback port, once.

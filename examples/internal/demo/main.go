@@ -26,7 +26,8 @@ type Message struct {
 //	-allow-anonymous-remote  allow -serve on an address other machines can reach
 //	-platform-config   fetch the agent's configuration from the platform
 //	-v                 log the runner's and the gateway's info messages
-//	-trace             export spans over OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set)
+//	-trace             export spans over OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set);
+//	                   only with Command.Tracing
 //
 // and differs only in what Command holds.
 type Command struct {
@@ -45,6 +46,9 @@ type Command struct {
 	Label string
 	// Want is the event the run must end with; another one is an error.
 	Want string
+	// Tracing, if set, adds the -trace flag (demotrace.Tracing); without
+	// it the command does not trace and links no exporter.
+	Tracing Tracing
 }
 
 // Main parses the flags, runs c and exits with status 1 on failure.
@@ -54,9 +58,13 @@ func Main(c Command) {
 	remote := flag.Bool("allow-anonymous-remote", false, "allow -serve on an address other machines can reach (anyone there gets in)")
 	platform := flag.Bool("platform-config", false, "fetch the agent's configuration from the platform's config service instead of running standalone")
 	verbose := flag.Bool("v", false, "log the runner's and gateway's info messages")
-	traced := flag.Bool("trace", false, "export OpenInference spans over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); setting that variable turns tracing on too")
+	traced := new(bool)
+	if c.Tracing != nil {
+		traced = flag.Bool("trace", false, "export OpenInference spans over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); setting that variable turns tracing on too")
+	}
 	flag.Parse()
-	if err := c.run(*ask, *serve, Options{Platform: *platform, Verbose: *verbose, AllowAnonymousRemote: *remote, Trace: *traced}); err != nil {
+	o := Options{Platform: *platform, Verbose: *verbose, AllowAnonymousRemote: *remote, Trace: *traced, Tracing: c.Tracing}
+	if err := c.run(*ask, *serve, o); err != nil {
 		fmt.Fprintln(os.Stderr, c.Name+":", err)
 		os.Exit(1)
 	}
