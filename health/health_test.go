@@ -89,6 +89,7 @@ func startNATS(t *testing.T, dir string, port int) *natsserver.Server {
 // /readyz follows the NATS connection: unready within 2 s of the server
 // going away, ready again once it is back; /healthz stays up throughout.
 func TestReadyzFollowsNATS(t *testing.T) {
+	t.Setenv("REDIS_URL", "") // the runner's state in JetStream KV on the server this test stops
 	dir := t.TempDir()
 	ns := startNATS(t, dir, 0)
 	port := ns.Server().Addr().(*net.TCPAddr).Port
@@ -121,6 +122,7 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	select {
 	case <-r.Ready():
 	case err := <-done:
+		stopped = true // Run returned: the deferred wait must not wait again
 		t.Fatalf("Run: %v", err)
 	}
 	if code, res := get(t, url+"/readyz"); code != http.StatusOK || res.Status != "ok" {
