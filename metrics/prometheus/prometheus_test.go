@@ -83,11 +83,27 @@ func TestMetricsAfterARun(t *testing.T) {
 	runOnce(t, ctx, ns.URL(), r.Class())
 
 	url := "http://" + ln.Addr().String() + "/metrics"
-	body := scrape(t, url)
-	for _, want := range []string{"saap_agent_runs_started_total", "saap_agent_step_duration", "go_goroutines"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %s:\n%s", want, body)
+	wants := []string{"saap_agent_runs_started_total", "saap_agent_step_duration", "go_goroutines"}
+	has := func(body string) bool {
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				return false
+			}
 		}
+		return true
+	}
+	// The step's metrics are recorded as the step returns, which the
+	// StopEvent the test saw may precede by a little.
+	body := scrape(t, url)
+	wait := time.NewTicker(10 * time.Millisecond)
+	defer wait.Stop()
+	for !has(body) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("/metrics lacks one of %v:\n%s", wants, body)
+		case <-wait.C:
+		}
+		body = scrape(t, url)
 	}
 	// Counted when the run's first event is taken, before its StopEvent.
 	if l := sample(body, "saap_agent_runs_started_total"); !strings.Contains(l, `"Pinger"`) || !strings.HasSuffix(l, " 1") {
