@@ -559,3 +559,21 @@ func awaitControl(t testing.TB, b bus.Bus, run topic.Agent, name string) <-chan 
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	return ch
 }
+
+// askedRun starts a run of a greeter-like class (its first step asks a
+// HITL input question) and returns it once the question is out.
+func askedRun(t testing.TB, c bus.Bus, w *watcher, class string) (topic.Agent, *event.HumanInTheLoopInputRequestEvent) {
+	t.Helper()
+	run := newRun(class, "wiki")
+	publish(t, c, run, userMessage("hi"), nil)
+	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
+		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
+	})
+	for _, e := range evs {
+		if q, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
+			return run, q
+		}
+	}
+	t.Fatalf("run %s: no question among %s", run.Run, names(evs))
+	return run, nil
+}

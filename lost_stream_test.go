@@ -24,11 +24,7 @@ func TestDeletedStreamRunnerRecovers(t *testing.T) {
 
 	var paused []topic.Agent
 	for range 3 {
-		run := newRun(class, "wiki")
-		publish(t, c, run, userMessage("hi"), nil)
-		w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-			return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-		})
+		run, _ := askedRun(t, c, w, class)
 		paused = append(paused, run)
 	}
 	if err := c.DeleteStream(context.Background(), topic.StreamName(class)); err != nil {
@@ -42,11 +38,7 @@ func TestDeletedStreamRunnerRecovers(t *testing.T) {
 		}
 	}
 	// The runner serves new runs on the recreated stream.
-	run := newRun(class, "wiki")
-	publish(t, c, run, userMessage("hi"), nil)
-	w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-	})
+	askedRun(t, c, w, class)
 }
 
 // TestDeletedConsumerRunnerRecovers: the runner consumer alone is deleted.
@@ -59,22 +51,12 @@ func TestDeletedConsumerRunnerRecovers(t *testing.T) {
 	w := watch(t, c, class)
 	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
 
-	run := newRun(class, "wiki")
-	publish(t, c, run, userMessage("hi"), nil)
-	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-	})
-	var req *event.HumanInTheLoopInputRequestEvent
-	for _, e := range evs {
-		if r, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
-			req = r
-		}
-	}
+	run, req := askedRun(t, c, w, class)
 	if err := c.DeleteConsumer(context.Background(), topic.StreamName(class), "agent_runner_"+class); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
-	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	evs := w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
 	if _, ok := findTerminal(evs).(*event.StopEvent); !ok {
 		t.Fatalf("the paused run ended with %s, want its StopEvent", names(evs))
 	}
@@ -93,23 +75,13 @@ func TestDeletedStateBucketRunnerRecovers(t *testing.T) {
 	w := watch(t, c, class)
 	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.Standalone(), quiet(t))
 
-	run := newRun(class, "wiki")
-	publish(t, c, run, userMessage("hi"), nil)
-	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-	})
-	var req *event.HumanInTheLoopInputRequestEvent
-	for _, e := range evs {
-		if r, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
-			req = r
-		}
-	}
+	run, req := askedRun(t, c, w, class)
 	if err := c.JetStream().DeleteKeyValue(context.Background(), natskv.DefaultBucket); err != nil {
 		t.Fatal(err)
 	}
 	// The answer makes the runner use its store.
 	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
-	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	evs := w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
 	if exc, ok := findTerminal(evs).(*event.ExceptionEvent); !ok || !strings.Contains(exc.Message, "lost this run's state") {
 		t.Errorf("run %s ended with %s, want an ExceptionEvent saying its state was lost", run.Run, names(evs))
 	}
@@ -133,17 +105,7 @@ func TestPurgedStreamEndsPausedRuns(t *testing.T) {
 	st := newStore(t, target{name: "embedded", natsURL: s.URL()}, c)
 	r := startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.WithStore(st), agent.Standalone(), quiet(t))
 
-	run := newRun(class, "wiki")
-	publish(t, c, run, userMessage("hi"), nil)
-	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-	})
-	var req *event.HumanInTheLoopInputRequestEvent
-	for _, e := range evs {
-		if q, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
-			req = q
-		}
-	}
+	run, req := askedRun(t, c, w, class)
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +118,7 @@ func TestPurgedStreamEndsPausedRuns(t *testing.T) {
 	}
 	startRunner(t, &greeter{class: class}, agent.WithNATS(s.URL()), agent.WithStore(st), agent.Standalone(), quiet(t))
 	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
-	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	evs := w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
 	switch findTerminal(evs).(type) {
 	case *event.StopEvent, *event.ExceptionEvent:
 	default:

@@ -96,28 +96,22 @@ func TestThirdPartyWrappersLoseNothing(t *testing.T) {
 	}
 
 	r = startRunner(t, &greeter{class: class}, agent.WithBus(wb), agent.WithStore(ws), agent.Standalone(), quiet(t))
-	run := newRun(class, "wiki")
-	publish(t, c, run, userMessage("hi"), nil)
-	evs := w.until(t, run.Run, "the question", func(evs []event.Event) bool {
-		return count(evs, "HumanInTheLoopInputRequestEvent") == 1
-	})
-	var req *event.HumanInTheLoopInputRequestEvent
-	for _, e := range evs {
-		if q, ok := e.(*event.HumanInTheLoopInputRequestEvent); ok {
-			req = q
-		}
-	}
-	// The status index works through the wrapper.
-	deadline := time.Now().Add(waitLong)
+	run, req := askedRun(t, c, w, class)
+	// The status index works through the wrapper. It is written a short
+	// delay after the run pauses, by design, and nothing signals it: poll.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(waitLong)
 	for {
 		rec, err := r.RunStatus(context.Background(), run.Run)
 		if err == nil && rec.State == status.Waiting {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline:
 			t.Fatalf("run status through the wrapped store: %+v, %v", rec, err)
 		}
-		time.Sleep(20 * time.Millisecond) // the index is written after a short delay, by design
 	}
 	// A restart of the runner: the paused run goes on when answered.
 	if err := r.stop(); err != nil {
@@ -125,7 +119,7 @@ func TestThirdPartyWrappersLoseNothing(t *testing.T) {
 	}
 	startRunner(t, &greeter{class: class}, agent.WithBus(wb), agent.WithStore(ws), agent.Standalone(), quiet(t))
 	publish(t, c, run, &event.HumanInTheLoopInputResponseEvent{Response: "Ada", RequestEvent: req}, nil)
-	evs = w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
+	evs := w.until(t, run.Run, "an end", func(evs []event.Event) bool { return findTerminal(evs) != nil })
 	if _, ok := findTerminal(evs).(*event.StopEvent); !ok {
 		t.Fatalf("after the restart the run ended with %s, want its StopEvent", names(evs))
 	}

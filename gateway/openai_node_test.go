@@ -1,43 +1,19 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/saap-go/agent/gateway/internal/adaptertest"
 )
 
 // TestOfficialOpenAIClient runs interop/openai/run.mjs: the official openai
 // npm client lists a model, uses it, reads usage (streamed and not) and
 // sees a parameter the endpoint cannot honour refused.
 func TestOfficialOpenAIClient(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the official OpenAI client test needs it")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "interop", "openai"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Skipf("%s/node_modules is missing: run `npm ci` there for the official client test", dir)
-	}
 	e := newEnv(t, buses[0].new)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "run.mjs", e.srv.URL, tokenAlice)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := adaptertest.RunNode(t, "openai", e.srv.URL, tokenAlice)
 	type usage struct {
 		Prompt     int `json:"prompt_tokens"`
 		Completion int `json:"completion_tokens"`

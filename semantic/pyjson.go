@@ -56,37 +56,9 @@ func pyValue(b *bytes.Buffer, v any) error {
 		}
 		return pyRaw(b, v)
 	case map[string]json.RawMessage:
-		if v == nil {
-			b.WriteString("null")
-			return nil
-		}
-		b.WriteByte('{')
-		for i, k := range sortedKeys(v) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pyString(b, k)
-			b.WriteString(": ")
-			if err := pyValue(b, v[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return pyMap(b, v, func(x json.RawMessage) error { return pyValue(b, x) })
 	case map[string]string:
-		if v == nil {
-			b.WriteString("null")
-			return nil
-		}
-		b.WriteByte('{')
-		for i, k := range sortedKeys(v) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pyString(b, k)
-			b.WriteString(": ")
-			pyString(b, v[k])
-		}
-		b.WriteByte('}')
+		return pyMap(b, v, func(x string) error { pyString(b, x); return nil })
 	case []map[string]json.RawMessage:
 		if v == nil {
 			b.WriteString("null")
@@ -232,6 +204,28 @@ func pyString(b *bytes.Buffer, s string) {
 		}
 	}
 	b.WriteByte('"')
+}
+
+// pyMap writes m as Python's json.dumps does: keys sorted, ", " and ": "
+// separators, null for a nil map; val writes one value.
+func pyMap[V any](b *bytes.Buffer, m map[string]V, val func(V) error) error {
+	if m == nil {
+		b.WriteString("null")
+		return nil
+	}
+	b.WriteByte('{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		pyString(b, k)
+		b.WriteString(": ")
+		if err := val(m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -269,20 +266,8 @@ func TestRefusals(t *testing.T) {
 // TestOfficialClient runs interop/agui/run.mjs: @ag-ui/client's HttpAgent
 // against the gateway.
 func TestOfficialClient(t *testing.T) {
-	dir := nodeDir(t, "agui")
 	e := start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "run.mjs", e.Server.URL)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := adaptertest.RunNode(t, "agui", e.Server.URL)
 	type result struct {
 		Types   []string `json:"types"`
 		Outcome *struct {
@@ -334,23 +319,6 @@ func TestOfficialClient(t *testing.T) {
 	if u := get("unauthenticated"); u.Error == nil || !strings.Contains(*u.Error, "401") {
 		t.Errorf("unauthenticated: %s", res["unauthenticated"])
 	}
-}
-
-// nodeDir returns interop/<name> when node and its node_modules are there,
-// else skips the test.
-func nodeDir(t *testing.T, name string) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the official AG-UI client test needs it")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Skipf("%s/node_modules is missing: run `npm ci` there for the official client test", dir)
-	}
-	return dir
 }
 
 var _ = gateway.ErrTimeout

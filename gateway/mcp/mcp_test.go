@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -273,20 +272,8 @@ func TestStdioChild(t *testing.T) {
 // TestOfficialClient runs interop/mcp/run.mjs: @modelcontextprotocol/sdk's
 // client against the gateway.
 func TestOfficialClient(t *testing.T) {
-	dir := nodeDir(t, "mcp")
 	e := start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "run.mjs", e.Server.URL)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node: %v\n%s", err, stderr)
-	}
+	out := adaptertest.RunNode(t, "mcp", e.Server.URL)
 	var res struct {
 		Tools     []string `json:"tools"`
 		Hello     string   `json:"hello"`
@@ -310,19 +297,4 @@ func TestOfficialClient(t *testing.T) {
 	if !res.Fail || res.Hijack != http.StatusNotFound || res.NoToken == "" {
 		t.Errorf("errors and refusals: %s", out)
 	}
-}
-
-func nodeDir(t *testing.T, name string) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the official MCP client test needs it")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "interop", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Skipf("%s/node_modules is missing: run `npm ci` there for the official client test", dir)
-	}
-	return dir
 }
