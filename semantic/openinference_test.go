@@ -274,6 +274,9 @@ func TestRunSpanInputOutput(t *testing.T) {
 			event.MessageFromString("user", "not this"), event.MessageFromString("assistant", "Bern is the capital.")}}},
 			"Bern is the capital."},
 		{"content", &Answer{Content: "three facts"}, "three facts"},
+		{"received content", withExtra(&event.StopEvent{}, "content", `"kept as received"`), "kept as received"},
+		{"no content", &event.StopEvent{}, ""},
+		{"content not a string", withExtra(&event.StopEvent{}, "content", `[1]`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder(t)
@@ -291,10 +294,25 @@ func TestRunSpanInputOutput(t *testing.T) {
 			m := attrs(rec.tree(t).one("run RunIOAgent"))
 			wantString(t, m, "input.value", "What is the capital?")
 			wantString(t, m, "input.mime_type", "text/plain")
+			if tc.out == "" {
+				if v, ok := m["output.value"]; ok {
+					t.Errorf("output.value = %q, want none: the stop event has no string content", v.AsString())
+				}
+				return
+			}
 			wantString(t, m, "output.value", tc.out)
 			wantString(t, m, "output.mime_type", "text/plain")
 		})
 	}
+}
+
+// withExtra gives ev the member key as a producer that the SDK does not
+// know would send it.
+func withExtra(ev event.Event, key, raw string) event.Event {
+	if err := event.SetExtra(ev, key, []byte(raw)); err != nil {
+		panic(err)
+	}
+	return ev
 }
 
 // A TOOL span lasts as long as its call: from the ToolEvent's

@@ -195,8 +195,8 @@ func (t *Tracing) Deliver(ctx context.Context, d interceptor.Delivery) (context.
 // consumerSpans starts the reference's consumer span "<consumer>.receive
 // <event>" and its child "<consumer>.process <event>" under the run span;
 // end closes both.
-// chainKind is built once: the consumer spans are on every delivery's path.
-var chainKind = trace.WithAttributes(attribute.String(SpanKindKey, KindChain))
+// chainKind is set after the start: a start option costs a copy of it.
+var chainKind = attribute.String(SpanKindKey, KindChain)
 
 func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	name := event.Name(d.Event)
@@ -215,7 +215,8 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	}
 	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal), chainKind)
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	proc.SetAttributes(chainKind)
 	return ctx, func(err error) {
 		if err != nil {
 			proc.RecordError(err)
@@ -659,17 +660,7 @@ func runOutput(terminal event.Event) (string, bool) {
 		}
 		return "", false
 	}
-	raw, err := event.Marshal(terminal)
-	if err != nil {
-		return "", false
-	}
-	var v struct {
-		Content *string `json:"content"`
-	}
-	if json.Unmarshal(raw, &v) != nil || v.Content == nil {
-		return "", false
-	}
-	return *v.Content, true
+	return contentOf(terminal)
 }
 
 // DeadLettered counts a dead letter.
