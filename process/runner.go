@@ -343,19 +343,6 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 	return nil
 }
 
-// configRequest and configReply are the configuration RPC of a process
-// instance, shaped like the agents' one.
-type configRequest struct {
-	ProcessClass string `json:"process_class"`
-	ProcessID    string `json:"process_id"`
-}
-
-type configReply struct {
-	Config json.RawMessage `json:"config"`
-	Found  *bool           `json:"found"`
-	Error  *string         `json:"error"`
-}
-
 // resolveConfig fetches the process configuration once per walkthrough,
 // on its start event, and keeps it in the walkthrough's state. Without an
 // answer (no platform, a timeout, an error) the start event's own
@@ -392,29 +379,7 @@ func (r *Runner) resolveConfig(ctx context.Context, run store.RunKey, t topic.Pr
 }
 
 func (r *Runner) fetchConfig(ctx context.Context, id string) (json.RawMessage, error) {
-	subj, err := topic.ProcessConfig(r.c.class, id).Subject()
-	if err != nil {
-		return nil, err
-	}
-	body, _ := json.Marshal(configRequest{ProcessClass: r.c.class, ProcessID: id})
-	rctx, cancel := context.WithTimeout(ctx, r.o.configTimeout)
-	defer cancel()
-	reply, err := r.o.bus.Request(rctx, &bus.Msg{Subject: subj, Data: body})
-	if err != nil {
-		return nil, err
-	}
-	var cr configReply
-	if err := json.Unmarshal(reply.Data, &cr); err != nil {
-		return nil, fmt.Errorf("configuration reply on %s: %w", subj, err)
-	}
-	if cr.Found != nil && !*cr.Found {
-		msg := "not found"
-		if cr.Error != nil {
-			msg = *cr.Error
-		}
-		return nil, fmt.Errorf("configuration of %s/%s: %s", r.c.class, id, msg)
-	}
-	return cr.Config, nil
+	return config.NewClient(r.o.bus, config.WithTimeout(r.o.configTimeout)).FetchProcess(ctx, r.c.class, id)
 }
 
 // history reads the walkthrough's work events from the stream, from its
