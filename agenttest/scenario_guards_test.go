@@ -54,6 +54,11 @@ func guardRefused(t *testing.T, res *agenttest.Result, reason string) *event.Ref
 	if chunks := chunkText(res); chunks != answer {
 		t.Errorf("streamed %q, want the refusal %q", chunks, answer)
 	}
+	// As an LLMStopEvent it records the turn's input and the agent's model.
+	if stop.ChatModelName == nil || *stop.ChatModelName != "m" || len(stop.InputMessages) == 0 ||
+		stop.InputMessages[len(stop.InputMessages)-1].Role != event.RoleUser {
+		t.Errorf("refusal model %v, input %+v", stop.ChatModelName, stop.InputMessages)
+	}
 	return stop
 }
 
@@ -261,7 +266,8 @@ func TestGuardStepInAWorkflow(t *testing.T) {
 		_, j := judge(verdict)
 		p := llmtest.New(llmtest.Reply("Deductions are ..."))
 		var answers atomic.Int32
-		set := &guard.Set{Input: []guard.Guard{&guard.AgentSuitability{Description: "Answers questions on Swiss taxes.", Judge: j}, &guard.SensitiveInfo{}}}
+		set := &guard.Set{Input: []guard.Guard{&guard.AgentSuitability{Description: "Answers questions on Swiss taxes.", Judge: j}, &guard.SensitiveInfo{}},
+			Model: "m"}
 		answer := step.New(func(ctx step.Context, msg *event.UserMessageEvent, _ *event.AgentSuitabilityAcceptEvent, _ *event.SensitiveInfoAcceptEvent) (*event.LLMStopEvent, error) {
 			answers.Add(1)
 			call, err := llm.StreamTo(ctx, p, &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText(msg.Messages[len(msg.Messages)-1].Content())}})

@@ -30,6 +30,8 @@ const (
 // Check is what a guard looks at.
 type Check struct {
 	Stage Stage
+	// Model and Provider name the model the turn is for, when known.
+	Model, Provider string
 	// System is the system prompt of the turn.
 	System string
 	// Messages is the conversation so far; at Input it ends with the
@@ -267,9 +269,10 @@ func DefaultRefusal(d Decision) string {
 	return "I can't help with this request."
 }
 
-// Refusal returns the RefusalStopEvent that ends a run refused by d, its
-// answer being text.
-func Refusal(d Decision, text string) *event.RefusalStopEvent {
+// Refusal returns the RefusalStopEvent that ends the run of c refused by
+// d, its answer being text: as an LLMStopEvent it records the turn's input
+// and the model the turn was for.
+func Refusal(d Decision, c *Check, text string) *event.RefusalStopEvent {
 	reason := d.Verdict.Refusal
 	switch reason {
 	case event.RefusalInputTooLarge, event.RefusalOutOfScope, event.RefusalCondensationEmpty:
@@ -278,5 +281,14 @@ func Refusal(d Decision, text string) *event.RefusalStopEvent {
 	}
 	stop := &event.RefusalStopEvent{Reason: reason}
 	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, text)}
+	if c != nil {
+		stop.InputMessages = llm.EventMessages(c.System, c.Messages)
+		if c.Model != "" {
+			stop.ChatModelName = event.Str(c.Model)
+		}
+		if c.Provider != "" {
+			stop.Provider = event.Str(c.Provider)
+		}
+	}
 	return stop
 }

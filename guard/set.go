@@ -29,11 +29,14 @@ type Set struct {
 	ToolCall []Guard
 	// Message writes the answer of a refused turn; DefaultRefusal when nil.
 	Message func(Decision) string
+	// Model and Provider name the agent's model in the RefusalStopEvent of
+	// Step (the tool loop names its own).
+	Model, Provider string
 }
 
 // CheckTurn implements llm.TurnGuard.
 func (s *Set) CheckTurn(ctx step.Context, lc *llm.GuardCheck) (llm.GuardResult, error) {
-	c := &Check{Stage: lc.Point, System: lc.System, Messages: lc.Messages, Answer: lc.Answer, ToolUse: lc.ToolUse}
+	c := &Check{Stage: lc.Point, Model: lc.Model, Provider: lc.Provider, System: lc.System, Messages: lc.Messages, Answer: lc.Answer, ToolUse: lc.ToolUse}
 	var guards []Guard
 	switch lc.Point {
 	case Input:
@@ -58,7 +61,7 @@ func (s *Set) CheckTurn(ctx step.Context, lc *llm.GuardCheck) (llm.GuardResult, 
 			res.Refusal = "a guard refused this call: " + d.Verdict.Reason
 			return res, nil
 		}
-		stop, err := s.refuse(ctx, d)
+		stop, err := s.refuse(ctx, c, d)
 		res.Stop = stop
 		return res, err
 	}
@@ -80,16 +83,16 @@ func (s *Set) CheckTurn(ctx step.Context, lc *llm.GuardCheck) (llm.GuardResult, 
 }
 
 // refuse returns the RefusalStopEvent of d and streams its answer.
-func (s *Set) refuse(ctx step.Context, d Decision) (*event.RefusalStopEvent, error) {
+func (s *Set) refuse(ctx step.Context, c *Check, d Decision) (*event.RefusalStopEvent, error) {
 	msg := DefaultRefusal
 	if s.Message != nil {
 		msg = s.Message
 	}
 	text := msg(d)
-	if err := ctx.Emit(&event.ChunkEvent{Content: text, ModelName: "aihub"}); err != nil {
+	if err := ctx.Emit(&event.ChunkEvent{Content: text, ModelName: cmpOr(c.Model, "aihub")}); err != nil {
 		return nil, fmt.Errorf("guard: publish the refusal: %w", err)
 	}
-	return Refusal(d, text), nil
+	return Refusal(d, c, text), nil
 }
 
 // Emits returns samples of every event the Set's guards may publish, and
@@ -127,7 +130,7 @@ func (s *Set) Emits() []event.Event {
 func (s *Set) Step(name string) *step.Step {
 	fn := func(ctx step.Context, msg *event.UserMessageEvent) ([]event.Event, error) {
 		system, msgs := Conversation(msg)
-		c := &Check{Stage: Input, System: system, Messages: msgs}
+		c := &Check{Stage: Input, Model: s.Model, Provider: s.Provider, System: system, Messages: msgs}
 		out, err := Run(ctx, c, s.Input...)
 		if err != nil {
 			return nil, err
@@ -142,7 +145,7 @@ func (s *Set) Step(name string) *step.Step {
 				evs = append(evs, o.Event)
 			}
 		}
-		stop, err := s.refuse(ctx, d)
+		stop, err := s.refuse(ctx, c, d)
 		if err != nil {
 			return nil, err
 		}

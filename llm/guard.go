@@ -23,6 +23,8 @@ const (
 // GuardCheck is what the loop hands its TurnGuard at one point of a turn.
 type GuardCheck struct {
 	Point GuardPoint
+	// Model and Provider name the loop's model and its provider.
+	Model, Provider string
 	// System is the system prompt of the turn.
 	System string
 	// Messages is the conversation so far; at GuardInput it ends with the

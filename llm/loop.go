@@ -161,7 +161,7 @@ func (l *Loop) run(ctx step.Context, msgs []Message, extraSystem string) ([]even
 	st := &loopState{Messages: append([]Message(nil), msgs...)}
 	var outs []event.Event
 	if l.Guards != nil {
-		res, err := l.Guards.CheckTurn(ctx, &GuardCheck{Point: GuardInput, System: l.system(extraSystem), Messages: st.Messages})
+		res, err := l.Guards.CheckTurn(ctx, l.guardCheck(GuardInput, l.system(extraSystem), st.Messages))
 		if err != nil {
 			return nil, fmt.Errorf("llm: guard the input: %w", err)
 		}
@@ -318,7 +318,7 @@ func (l *Loop) advance(ctx step.Context, st *loopState, extraSystem string) ([]e
 // for an answer that passed unchanged.
 func (l *Loop) guardAnswer(ctx step.Context, outs, held []event.Event, system string, msgs []Message, call *Call) ([]event.Event, error) {
 	answer := call.Response.Message
-	res, err := l.Guards.CheckTurn(ctx, &GuardCheck{Point: GuardOutput, System: system, Messages: msgs[:len(msgs)-1], Answer: &answer})
+	res, err := l.Guards.CheckTurn(ctx, withAnswer(l.guardCheck(GuardOutput, system, msgs[:len(msgs)-1]), &answer))
 	if err != nil {
 		return nil, fmt.Errorf("llm: guard the answer: %w", err)
 	}
@@ -342,6 +342,15 @@ func (l *Loop) guardAnswer(ctx step.Context, outs, held []event.Event, system st
 		}
 	}
 	return append(outs, stop), nil
+}
+
+func (l *Loop) guardCheck(at GuardPoint, system string, msgs []Message) *GuardCheck {
+	return &GuardCheck{Point: at, Model: l.Model, Provider: l.Provider.Name(), System: system, Messages: msgs}
+}
+
+func withAnswer(c *GuardCheck, answer *Message) *GuardCheck {
+	c.Answer = answer
+	return c
 }
 
 func emitAll(ctx step.Context, evs []event.Event) error {
@@ -448,8 +457,9 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 		go func() {
 			defer wg.Done()
 			if l.Guards != nil {
-				use := u
-				res, err := l.Guards.CheckTurn(ctx, &GuardCheck{Point: GuardToolCall, System: l.System, Messages: st.Messages, ToolUse: &use})
+				c := l.guardCheck(GuardToolCall, l.System, st.Messages)
+				c.ToolUse = &u
+				res, err := l.Guards.CheckTurn(ctx, c)
 				guarded[i], errs[i] = res, err
 				if err != nil || res.Stop != nil || res.Refusal != "" {
 					results[i] = ToolResult(u.ToolUseID, "error: "+cmpOr(res.Refusal, "a guard stopped this call")+"; it was not run", true)
