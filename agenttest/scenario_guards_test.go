@@ -312,3 +312,17 @@ func TestGuardFunc(t *testing.T) {
 	agenttest.Equal(t, res.Count("GuardRejectionEvent"), 1)
 	agenttest.Equal(t, len(p.Requests()), 0)
 }
+
+// A judge that fails fails the guarded step: the run ends with an
+// ExceptionEvent and the answering model is not called.
+func TestGuardFailingJudge(t *testing.T) {
+	jp := llmtest.New(llmtest.NewTurn().FailToOpen(&llm.Error{Kind: llm.ErrUnavailable, Provider: "judge", Message: "down"}))
+	p := llmtest.New(llmtest.Reply("never"))
+	g := &guard.AgentSuitability{Description: "taxes", Judge: &guard.ModelJudge{Provider: jp}}
+	res := loopHarness(t, guardedLoop(p, &guard.Set{Input: []guard.Guard{g}})).Start(userMessage("VAT?"))
+	if _, ok := agenttest.TerminalAs[*event.ExceptionEvent](res); !ok {
+		t.Fatalf("terminal %v, want ExceptionEvent", res.Names())
+	}
+	agenttest.Equal(t, res.Count("AgentSuitabilityAcceptEvent")+res.Count("AgentSuitabilityRejectEvent"), 0)
+	agenttest.Equal(t, len(p.Requests()), 0)
+}

@@ -53,28 +53,122 @@ func Find(text string, kinds ...Kind) []Match {
 	for _, k := range kinds {
 		want[k] = true
 	}
-	// Each kind scans the text with earlier matches blanked out.
+	// Each kind scans the text with earlier matches blanked out, and only
+	// where it could match: the regular expressions are slow on prose.
 	work := []byte(text)
+	numbers, mails := numberRegions(work), mailRegions(work)
 	var out []Match
 	for _, k := range Kinds {
 		if !want[k] {
 			continue
 		}
-		for _, loc := range patterns[k].FindAllIndex(work, -1) {
-			start, end, ok := validate(k, string(work[loc[0]:loc[1]]))
-			if !ok {
-				continue
-			}
-			m := Match{Kind: k, Start: loc[0] + start, End: loc[0] + end}
-			out = append(out, m)
-			for i := m.Start; i < m.End; i++ {
-				work[i] = '\x00'
+		regions := numbers
+		if k == Email {
+			regions = mails
+		}
+		for _, r := range regions {
+			for _, loc := range patterns[k].FindAllIndex(work[r[0]:r[1]], -1) {
+				start, end, ok := validate(k, string(work[r[0]+loc[0]:r[0]+loc[1]]))
+				if !ok {
+					continue
+				}
+				m := Match{Kind: k, Start: r[0] + loc[0] + start, End: r[0] + loc[0] + end}
+				out = append(out, m)
+				for i := m.Start; i < m.End; i++ {
+					work[i] = '\x00'
+				}
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
 }
+
+// minDigits is the fewest digits any number kind has (a phone number).
+const minDigits = 9
+
+// numberRegions returns the runs of space-separated words of text that
+// each hold a digit (or could be an IBAN's group of letters) and hold at
+// least minDigits together: where a number kind can match. A run starts and ends at a word's edge, so the patterns'
+// word boundaries hold within it.
+func numberRegions(text []byte) [][2]int {
+	var out [][2]int
+	start, digitsIn := -1, 0
+	flush := func(end int) {
+		if start >= 0 && digitsIn >= minDigits {
+			out = append(out, [2]int{start, end})
+		}
+		start, digitsIn = -1, 0
+	}
+	for i := 0; i < len(text); {
+		for i < len(text) && isSpace(text[i]) {
+			i++
+		}
+		w := i
+		n := 0
+		for i < len(text) && !isSpace(text[i]) {
+			if isDigit(text[i]) {
+				n++
+			}
+			i++
+		}
+		if w == i {
+			break
+		}
+		if n == 0 && (start < 0 || !ibanGroup(text[w:i])) {
+			flush(w)
+			continue
+		}
+		if start < 0 {
+			start = w
+		}
+		digitsIn += n
+		if i < len(text) && text[i] != ' ' {
+			flush(i) // numbers are grouped by single spaces only
+		}
+	}
+	flush(len(text))
+	return out
+}
+
+// ibanGroup reports whether a word without digits may still be part of a
+// number: a group of an IBAN ("GB29 NWBK 6016 …").
+func ibanGroup(w []byte) bool {
+	if len(w) > 4 {
+		return false
+	}
+	for _, c := range w {
+		if !isDigit(c) && !isLetter(upper(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// mailRegions returns the words of text that hold an '@'.
+func mailRegions(text []byte) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' {
+			continue
+		}
+		a, b := i, i
+		for a > 0 && !isSpace(text[a-1]) {
+			a--
+		}
+		for b < len(text) && !isSpace(text[b]) {
+			b++
+		}
+		if len(out) > 0 && out[len(out)-1][1] >= a {
+			continue
+		}
+		out = append(out, [2]int{a, b})
+		i = b
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // validate checks a candidate and returns the part of it that is valid.
 func validate(k Kind, s string) (start, end int, ok bool) {
