@@ -360,6 +360,50 @@ func TestToolSpanLastsTheCall(t *testing.T) {
 	}
 }
 
+// A GUARDRAIL span lasts as long as its guard's check: from the guard
+// event's started_at to its ended_at, which package guard sets; guards that
+// ran in parallel overlap.
+func TestGuardSpanLastsTheCheck(t *testing.T) {
+	rec := newRecorder(t)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	at := func(d time.Duration) []byte { return []byte(strconv.FormatInt(t0.Add(d).UnixNano(), 10)) }
+	check := step.New(func(ctx step.Context, q *event.UserMessageEvent) ([]event.Event, error) {
+		slow := &event.AgentSuitabilityAcceptEvent{GuardAcceptEvent: event.GuardAcceptEvent{Reason: "fits"}}
+		quick := &event.SensitiveInfoRejectEvent{GuardRejectionEvent: event.GuardRejectionEvent{Reason: "an IBAN"}, CleanedAnswer: "[IBAN]"}
+		for _, c := range []struct {
+			ev         event.Event
+			start, end time.Duration
+		}{{slow, 0, 3 * time.Second}, {quick, time.Second, 2 * time.Second}} {
+			if err := event.SetExtra(c.ev, "started_at", at(c.start)); err != nil {
+				return nil, err
+			}
+			if err := event.SetExtra(c.ev, "ended_at", at(c.end)); err != nil {
+				return nil, err
+			}
+		}
+		return []event.Event{slow, quick, &event.StopEvent{}}, nil
+	}, step.Name("check"), step.Emits(&event.AgentSuitabilityAcceptEvent{}, &event.SensitiveInfoRejectEvent{}, &event.StopEvent{}))
+	w, err := step.NewWorkflow("GuardTimeAgent", check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall()).Start(user())
+	got := map[string][2]time.Time{}
+	for _, s := range rec.spans.Ended() {
+		if k := attrs(s)[semantic.SpanKindKey]; k.AsString() == semantic.KindGuardrail {
+			got[s.Name()] = [2]time.Time{s.StartTime(), s.EndTime()}
+		}
+	}
+	for name, want := range map[string][2]time.Time{
+		"AgentSuitabilityAcceptEvent": {t0, t0.Add(3 * time.Second)},
+		"SensitiveInfoRejectEvent":    {t0.Add(time.Second), t0.Add(2 * time.Second)},
+	} {
+		if g, ok := got[name]; !ok || !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
+			t.Errorf("%s: GUARDRAIL span %v to %v (found %v), want %v to %v", name, g[0], g[1], ok, want[0], want[1])
+		}
+	}
+}
+
 // Each run of a conversation is a trace of its own; the conversation (the
 // thread) groups them into one session by session.id, as the README says.
 func TestTracePerRunSessionPerThread(t *testing.T) {

@@ -429,8 +429,8 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		if end.Before(from) {
 			from = end
 		}
-		if start, stop, ok := toolTimes(o); ok {
-			from, end = start, stop // the call's own times: parallel calls overlap
+		if start, stop, ok := callTimes(o); ok {
+			from, end = start, stop // the call's own times: parallel calls and guards overlap
 		}
 		as, _ := Attributes(o) // a bare SemanticEvent has none: its span still shows it happened
 		as = append(as, attribute.String(attrEventName, event.Name(o)), attribute.String(attrEventID, o.EventBase().EventID))
@@ -470,10 +470,11 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 	span.End()
 }
 
-// toolTimes are when a tool call started and ended: the members
-// "started_at" and "ended_at" of its ToolEvent, in Unix nanoseconds.
-func toolTimes(o event.Event) (start, end time.Time, ok bool) {
-	if find[event.ToolEvent](o) == nil {
+// callTimes are when a tool call or a guard's check started and ended: the
+// members "started_at" and "ended_at" of its ToolEvent or guard event, in
+// Unix nanoseconds.
+func callTimes(o event.Event) (start, end time.Time, ok bool) {
+	if find[event.ToolEvent](o) == nil && find[event.GuardEvent](o) == nil {
 		return start, end, false
 	}
 	var s, e int64
