@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
@@ -129,9 +127,9 @@ func startDelegator(ctx context.Context, class string, b bus.Bus, s store.Store,
 		FilterSubject: filter,
 		MaxDeliver:    -1,
 	}
-	if err := deliverNew(ctx, b, cfg); err != nil {
+	if err := runloop.DeliverNew(ctx, b, cfg); err != nil {
 		d.stop()
-		return nil, err
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	c, err := b.Consume(ctx, cfg, d.handleRequest)
 	if err != nil {
@@ -187,43 +185,14 @@ func (d *delegator) watch(ctx context.Context, dc string) error {
 		FilterSubject: filter,
 		MaxDeliver:    -1,
 	}
-	if err := deliverNew(ctx, d.b, cfg); err != nil {
-		return err
+	if err := runloop.DeliverNew(ctx, d.b, cfg); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	c, err := d.b.Consume(ctx, cfg, func(del bus.Delivery) { d.handleAnswer(dc, del) })
 	if err != nil {
 		return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
 	}
 	d.answers[dc] = c
-	return nil
-}
-
-// deliverNew creates the durable consumer cfg, if absent, to deliver only
-// messages stored from now on: a class's stream may hold weeks of history
-// (requests a Python runner handled, other callers' delegate runs) that must
-// not be replayed. The consumer is created before the first request it
-// serves is published, so nothing of its own precedes it; once it exists,
-// a restart resumes where it stopped. Buses without JetStream access (none
-// the runner uses) keep the bus's default.
-func deliverNew(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) error {
-	jsb, ok := b.(natsbus.JetStreamer)
-	if !ok {
-		return nil
-	}
-	w := cfg.WithDefaults()
-	_, err := jsb.JetStream().CreateConsumer(ctx, w.Stream, jetstream.ConsumerConfig{
-		Durable:       w.Durable,
-		FilterSubject: w.FilterSubject,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		DeliverPolicy: jetstream.DeliverNewPolicy,
-		ReplayPolicy:  jetstream.ReplayInstantPolicy,
-		AckWait:       w.AckWait,
-		MaxDeliver:    w.MaxDeliver,
-		MaxAckPending: w.MaxAckPending,
-	})
-	if err != nil && !errors.Is(err, jetstream.ErrConsumerExists) {
-		return fmt.Errorf("agent: consumer %s on %s: %w", w.Durable, w.Stream, err)
-	}
 	return nil
 }
 
@@ -236,23 +205,15 @@ func derivedID(requestID, purpose string) string {
 
 // retry hands a delivery back for a later attempt.
 func (d *delegator) retry(del bus.Delivery, what string, err error) {
-	d.log.Warn("agent: delegation: "+what+"; retrying", "error", err, "attempt", del.NumDelivered())
-	if nerr := del.Nak(bus.Backoff(del.NumDelivered())); nerr != nil && !errors.Is(nerr, bus.ErrSettled) {
-		d.log.Warn("agent: delegation: handing back", "error", nerr)
-	}
+	runloop.Retry(d.log, "agent: delegation", del, what, err)
 }
 
 func (d *delegator) reject(del bus.Delivery, reason string) {
-	d.log.Error("agent: delegation request refused", "subject", del.Msg().Subject, "reason", reason)
-	if err := del.DeadLetter(d.ctx, reason); err != nil {
-		d.log.Warn("agent: dead-lettering a delegation request", "error", err)
-	}
+	runloop.Reject(d.ctx, d.log, "agent: delegation", del, reason)
 }
 
 func (d *delegator) ack(del bus.Delivery) {
-	if err := del.Ack(d.ctx); err != nil && !errors.Is(err, bus.ErrSettled) {
-		d.log.Warn("agent: delegation: ack", "error", err)
-	}
+	runloop.Ack(d.ctx, d.log, "agent: delegation", del)
 }
 
 // handleRequest starts the delegate run of one AITL request.

@@ -3,18 +3,15 @@ package process
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"time"
 
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/saap-go/agent/bus"
-	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/topic"
 )
@@ -91,8 +88,8 @@ func (d *delegator) start(ctx context.Context) ([]bus.Consumer, error) {
 		}
 		cfg := bus.ConsumerConfig{Stream: topic.StreamName(ac), Durable: AnswerConsumerName(d.c.class, ac),
 			FilterSubject: filter, MaxDeliver: -1}
-		if err := deliverNew(ctx, d.o.bus, cfg); err != nil {
-			return cs, err
+		if err := runloop.DeliverNew(ctx, d.o.bus, cfg); err != nil {
+			return cs, fmt.Errorf("process: %w", err)
 		}
 		c, err := d.o.bus.Consume(ctx, cfg, func(del bus.Delivery) { d.handleAnswer(del) })
 		if err != nil {
@@ -106,8 +103,8 @@ func (d *delegator) start(ctx context.Context) ([]bus.Consumer, error) {
 	}
 	cfg := bus.ConsumerConfig{Stream: topic.ProcessStreamName(d.c.class), Durable: DelegatorName(d.c.class),
 		FilterSubject: filter, MaxDeliver: -1}
-	if err := deliverNew(ctx, d.o.bus, cfg); err != nil {
-		return cs, err
+	if err := runloop.DeliverNew(ctx, d.o.bus, cfg); err != nil {
+		return cs, fmt.Errorf("process: %w", err)
 	}
 	c, err := d.o.bus.Consume(ctx, cfg, d.handleRequest)
 	if err != nil {
@@ -116,45 +113,16 @@ func (d *delegator) start(ctx context.Context) ([]bus.Consumer, error) {
 	return append(cs, c), nil
 }
 
-// deliverNew creates the durable consumer cfg, if absent, to deliver only
-// what is stored from now on: an agent class's stream may hold weeks of
-// other runs that must not be replayed. Once it exists, a restart resumes
-// where it stopped.
-func deliverNew(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig) error {
-	jsb, ok := b.(natsbus.JetStreamer)
-	if !ok {
-		return nil
-	}
-	w := cfg.WithDefaults()
-	_, err := jsb.JetStream().CreateConsumer(ctx, w.Stream, jetstream.ConsumerConfig{
-		Durable: w.Durable, FilterSubject: w.FilterSubject, AckPolicy: jetstream.AckExplicitPolicy,
-		DeliverPolicy: jetstream.DeliverNewPolicy, ReplayPolicy: jetstream.ReplayInstantPolicy,
-		AckWait: w.AckWait, MaxDeliver: w.MaxDeliver, MaxAckPending: w.MaxAckPending,
-	})
-	if err != nil && !errors.Is(err, jetstream.ErrConsumerExists) {
-		return fmt.Errorf("process: consumer %s on %s: %w", w.Durable, w.Stream, err)
-	}
-	return nil
-}
-
 func (d *delegator) retry(del bus.Delivery, what string, err error) {
-	d.o.log.Warn("process: agent delegation: "+what+"; retrying", "error", err, "attempt", del.NumDelivered())
-	if nerr := del.Nak(bus.Backoff(del.NumDelivered())); nerr != nil && !errors.Is(nerr, bus.ErrSettled) {
-		d.o.log.Warn("process: agent delegation: nak", "error", nerr)
-	}
+	runloop.Retry(d.o.log, "process: agent delegation", del, what, err)
 }
 
 func (d *delegator) reject(del bus.Delivery, reason string) {
-	d.o.log.Error("process: agent work request refused", "subject", del.Msg().Subject, "reason", reason)
-	if err := del.DeadLetter(d.ctx, reason); err != nil {
-		d.o.log.Warn("process: dead-lettering an agent work request", "error", err)
-	}
+	runloop.Reject(d.ctx, d.o.log, "process: agent delegation", del, reason)
 }
 
 func (d *delegator) ack(del bus.Delivery) {
-	if err := del.Ack(d.ctx); err != nil && !errors.Is(err, bus.ErrSettled) {
-		d.o.log.Warn("process: agent delegation: ack", "error", err)
-	}
+	runloop.Ack(d.ctx, d.o.log, "process: agent delegation", del)
 }
 
 // handleRequest starts the agent run of one agent work request.
