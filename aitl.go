@@ -352,7 +352,7 @@ func (d *delegator) handleAnswer(dc string, del bus.Delivery) {
 		d.retry(del, "read the question's outcome", err)
 		return
 	}
-	end, ended, err := d.store.Marker(ctx, callerRun, store.MarkerEnd)
+	end, ended, err := engine.RunEnd(ctx, d.store, callerRun)
 	if err != nil {
 		d.retry(del, "read the caller run's end", err)
 		return

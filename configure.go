@@ -20,7 +20,8 @@ import (
 // ExceptionEvent naming the failing fields, never values.
 type configResolver struct {
 	src      config.Source
-	defaults any // the Configurer's value, or nil
+	defaults any  // the Configurer's value, or nil
+	static   bool // src is config.Standalone: every replica resolves the same
 }
 
 var _ engine.ConfigResolver = (*configResolver)(nil)
@@ -63,6 +64,10 @@ func (r *configResolver) Resolve(ctx context.Context, run step.Run) (json.RawMes
 	}
 	return raw, nil
 }
+
+// Static reports whether every replica resolves the same configuration
+// (standalone: the defaults), so that a run's start need not store it.
+func (r *configResolver) Static() bool { return r.static }
 
 // Decode merges the stored profile over the defaults and validates it
 // through config.MergeValue, so the config package's type and null checks and

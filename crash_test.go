@@ -24,6 +24,7 @@ import (
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
+	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/internal/natsserver"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/store/natskv"
@@ -339,7 +340,7 @@ func (e *crashEnv) effectCounts() (effects map[string]int, dups int) {
 	return effects, dups
 }
 
-// markers returns the end markers of runs from the state the replicas kept.
+// markers returns how runs ended (their end as the store records it) from the state the replicas kept.
 func (e *crashEnv) markers(runs []string) map[string]int {
 	e.t.Helper()
 	st, err := natskv.New(context.Background(), e.js, natskv.Config{})
@@ -348,7 +349,7 @@ func (e *crashEnv) markers(runs []string) map[string]int {
 	}
 	out := map[string]int{}
 	for _, r := range runs {
-		v, ok, err := st.Marker(context.Background(), store.RunKey{Class: e.class, Run: r}, store.MarkerEnd)
+		v, ok, err := engine.RunEnd(context.Background(), st, store.RunKey{Class: e.class, Run: r})
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -421,7 +421,7 @@ func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver in
 	// the engine) alive after Run returns.
 	cfg := *r.cfg
 	if standalone {
-		cfg.src = config.Standalone()
+		cfg.src, cfg.static = config.Standalone(), true
 	} else {
 		cfg.src = config.NewClient(b)
 	}

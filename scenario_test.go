@@ -177,7 +177,7 @@ func TestScenario29_TeardownIgnoresInvalidConfig(t *testing.T) {
 		publish(t, c, run, &event.ExceptionEvent{Message: "boom"}, nil)
 		waitAcked(t, c.JetStream(), class)
 
-		v, ok, err := st.Marker(context.Background(), key, store.MarkerEnd)
+		v, ok, err := engine.RunEnd(context.Background(), st, key)
 		if err != nil || !ok || v != store.Crashed {
 			t.Errorf("end marker %q, %v, %v; want crashed", v, ok, err)
 		}

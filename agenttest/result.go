@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/saap-go/agent/interceptor"
+	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/event"
@@ -224,12 +225,12 @@ func (r *Result) DeadLetters() []DeadLetter {
 	return slices.Clone(r.dead)
 }
 
-// Ended reports the run's end marker ("completed", "crashed" or "" while the
+// Ended reports how the run ended ("completed", "crashed" or "" while the
 // run is open), read from the store.
 func (r *Result) Ended() string {
-	v, _, err := r.h.store.Marker(r.h.ctx, r.RunKey(), store.MarkerEnd)
+	v, _, err := engine.RunEnd(r.h.ctx, r.h.store, r.RunKey())
 	if err != nil {
-		r.h.t.Fatalf("agenttest: read end marker: %v", err)
+		r.h.t.Fatalf("agenttest: read the run's end: %v", err)
 	}
 	return v
 }

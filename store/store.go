@@ -147,14 +147,17 @@ type ClaimResult struct {
 const (
 	// MarkerEnd is set by teardown to "completed" or "crashed", once the
 	// run's state is deleted: a redelivered terminal event that finds it
-	// knows there is nothing left to do.
+	// knows there is nothing left to do. The engine writes it only for a
+	// terminal event that another process published or that came from
+	// outside; otherwise MarkerTerminal holds the end.
 	MarkerEnd = "end"
 	// MarkerCleaned was set by earlier versions once teardown deleted the
 	// run's state; MarkerEnd now tells it, and this one is not written.
 	MarkerCleaned = "cleaned"
-	// MarkerTerminal is set when this SDK published a StopEvent or
-	// ExceptionEvent for the run; no replica publishes or starts anything for
-	// the run after it.
+	// MarkerTerminal is set when this SDK published or received a StopEvent
+	// or ExceptionEvent for the run; no replica publishes or starts anything
+	// for the run after it. Its value is the run's end ("completed" or
+	// "crashed"; earlier versions wrote "published" or "received").
 	MarkerTerminal = "terminal"
 )
 

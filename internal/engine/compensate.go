@@ -133,9 +133,10 @@ func (e *Engine) compensable() bool {
 // compensations (for a failure), teardown, final status.
 func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) error {
 	failed := event.IsException(ev) && !event.IsStop(ev)
+	again := d != nil && d.NumDelivered() > 1
 	if !failed || !e.compensable() {
 		r := e.cache.peek(run) // teardown evicts it
-		if err := e.teardown(ctx, run, t, ev); err != nil {
+		if err := e.teardown(ctx, run, t, ev, again); err != nil {
 			return err
 		}
 		if r != nil && !e.local {
@@ -145,7 +146,7 @@ func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev
 		return nil
 	}
 	if _, ended := e.endedStatus(ctx, run); ended {
-		return e.teardown(ctx, run, t, ev) // a redelivery: only its teardown may be left
+		return e.teardown(ctx, run, t, ev, again) // a redelivery: only its teardown may be left
 	}
 	if d != nil && e.heartbeat > 0 {
 		defer e.beats.remove(e.beats.add(d))
@@ -155,7 +156,7 @@ func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev
 		return err
 	}
 	r := e.cache.peek(run)
-	if err := e.teardown(ctx, run, t, ev); err != nil {
+	if err := e.teardown(ctx, run, t, ev, again); err != nil {
 		return err
 	}
 	if r != nil && !e.local {
@@ -246,7 +247,7 @@ func (e *Engine) compensate(ctx context.Context, run store.RunKey, t topic.Agent
 	if err != nil {
 		return false, err
 	}
-	cfg, err := e.runConfig(ctx, run)
+	cfg, err := e.runConfig(ctx, run, runOf(t, ev))
 	if err != nil {
 		return false, err
 	}
@@ -286,11 +287,18 @@ func (e *Engine) compensate(ctx context.Context, run store.RunKey, t topic.Agent
 	return true, nil
 }
 
-// runConfig decodes the run's stored configuration for compensations.
-func (e *Engine) runConfig(ctx context.Context, run store.RunKey) (any, error) {
+// runConfig decodes the run's stored configuration for compensations; a
+// static resolver's, which is not stored, is resolved again.
+func (e *Engine) runConfig(ctx context.Context, run store.RunKey, rr step.Run) (any, error) {
 	raw, ok, err := e.store.Get(ctx, run.RunContext(), KeyAgentConfig)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: read agent config: %w", err)
+	}
+	if !ok && e.static {
+		if raw, err = e.config.Resolve(ctx, rr); err != nil {
+			return nil, nil // as a run that failed on it
+		}
+		ok = true
 	}
 	if !ok {
 		return nil, nil

@@ -1164,7 +1164,9 @@ func (e *Engine) publishData(ctx context.Context, r *runEntry, t topic.Agent, ev
 	}
 	if event.IsStop(ev) || event.IsException(ev) {
 		r.terminate()
-		if _, _, err := e.store.SetMarker(ctx, r.key, store.MarkerTerminal, "published"); err != nil {
+		// The marker holds the run's end: teardown here writes no end
+		// marker beside it (see teardown).
+		if _, _, err := e.store.SetMarker(ctx, r.key, store.MarkerTerminal, endOf(ev)); err != nil {
 			return true, !stored, fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
 		r.terminalStored.Store(true)
@@ -1299,40 +1301,51 @@ func completeDelegateTopic(ev event.Event, t topic.Agent) {
 }
 
 // teardown handles a received StopEvent or ExceptionEvent:
-// idempotent; deletes the run's state, then sets the end marker, evicts the
-// cached history.
-func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, ev event.Event) error {
-	marker := store.Completed
-	if event.IsException(ev) && !event.IsStop(ev) {
-		marker = store.Crashed
-	}
+// idempotent; deletes the run's state, records the run's end, evicts the
+// cached history. The terminal marker holds the end ("completed" or
+// "crashed"). When this process published the terminal event it wrote
+// that marker already, and the run's end costs no further write but the
+// deletion of its state, if it has any. Otherwise (the terminal event
+// came from outside or from another replica, or is delivered again) the
+// end marker, written last, tells a duplicate delivery from the first;
+// again (a redelivery) that finds the run's end recorded with its
+// terminal event is one too, since that end was written by the replica
+// that published the event, which may have torn the run down already.
+func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, ev event.Event, again bool) error {
+	marker := endOf(ev)
 	stored := false
 	if r := e.cache.peek(run); r != nil {
 		r.terminate()
 		_ = r.waitSeed(ctx) // not to land after the state is deleted
 		// A step of this process publishing the terminal event stores the
 		// marker under pubMu: wait for it rather than write it twice.
+		// Taken once: a second delivery is torn down as a duplicate.
 		r.pubMu.Lock()
-		stored = r.terminalStored.Load()
+		stored = r.terminalStored.CompareAndSwap(true, false)
 		r.pubMu.Unlock()
 	}
+	endedBefore := false
 	if !stored {
-		if _, _, err := e.store.SetMarker(ctx, run, store.MarkerTerminal, "received"); err != nil {
+		cur, created, err := e.store.SetMarker(ctx, run, store.MarkerTerminal, marker)
+		if err != nil {
 			return fmt.Errorf("dispatch: set terminal marker: %w", err)
 		}
+		endedBefore = again && !created && (cur == store.Completed || cur == store.Crashed)
 	}
 	// The terminal marker is set: an event that finds the configuration
-	// deleted finds the run ended. Deleting twice is harmless, so the end
-	// marker, written last, tells a duplicate delivery of the terminal
-	// event from the first.
+	// deleted finds the run ended. Deleting twice is harmless.
 	if e.stateToDelete(e.cache.peek(run)) {
 		if err := e.store.DeleteRun(ctx, run); err != nil {
 			return fmt.Errorf("dispatch: delete run state: %w", err)
 		}
 	}
-	cur, created, err := e.store.SetMarker(ctx, run, store.MarkerEnd, marker)
-	if err != nil {
-		return fmt.Errorf("dispatch: set end marker: %w", err)
+	cur, created := marker, true
+	if !stored {
+		var err error
+		if cur, created, err = e.store.SetMarker(ctx, run, store.MarkerEnd, marker); err != nil {
+			return fmt.Errorf("dispatch: set end marker: %w", err)
+		}
+		created = created && !endedBefore
 	}
 	if !created {
 		e.log.InfoContext(ctx, "dispatch: duplicate delivery of terminal event",
@@ -1348,6 +1361,30 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, 
 		e.ic.Ended(ctx, interceptor.End{Run: runTopic(t), Terminal: ev, Marker: cur})
 	}
 	return nil
+}
+
+// endOf is the end a terminal event gives its run: store.Crashed for an
+// exception, store.Completed otherwise.
+func endOf(ev event.Event) string {
+	if event.IsException(ev) && !event.IsStop(ev) {
+		return store.Crashed
+	}
+	return store.Completed
+}
+
+// RunEnd reports how run ended ("completed" or "crashed"), and whether it
+// did: once its terminal event is recorded. The terminal marker holds the
+// end; one written by an earlier version holds "published" or "received",
+// and the end marker the end.
+func RunEnd(ctx context.Context, s store.Store, run store.RunKey) (string, bool, error) {
+	v, ok, err := s.Marker(ctx, run, store.MarkerTerminal)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	if v == store.Completed || v == store.Crashed {
+		return v, true, nil
+	}
+	return s.Marker(ctx, run, store.MarkerEnd)
 }
 
 // executed tells the interceptors of a completed execution.

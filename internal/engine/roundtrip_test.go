@@ -111,8 +111,8 @@ func (c *countingStore) DeleteRun(ctx context.Context, run store.RunKey) error {
 // A 3-step run (Question → s1 → In → s2 → Out → s3 → Stop) keeps its
 // record in the stream: the start records the run's identity (one marker
 // write), each step's one output is its completion (no store call), and
-// the terminal marker and teardown (the run state's deletion, the end
-// marker) come once per run. The start's X-AIHub headers are the one value
+// the run's end is one marker, written as the last step publishes the
+// terminal event, and the deletion of the run's state (its headers). The start's X-AIHub headers are the one value
 // it writes: its fields and the standalone configuration are read from
 // the stream and the resolver.
 func TestStoreCallsPerRun(t *testing.T) {
@@ -133,7 +133,7 @@ func TestStoreCallsPerRun(t *testing.T) {
 	run := startRun(t, b, "Trips", &Question{Text: "hello"}, h)
 	b.DeliverAll(ctx)
 
-	if v, ok, _ := st.Store.Marker(ctx, store.RunKey{Class: "Trips", Run: run}, store.MarkerEnd); !ok || v != store.Completed {
+	if v, ok, _ := engine.RunEnd(ctx, st.Store, store.RunKey{Class: "Trips", Run: run}); !ok || v != store.Completed {
 		t.Fatalf("end marker %q, %v; want completed", v, ok)
 	}
 	st.mu.Lock()
@@ -151,11 +151,11 @@ func TestStoreCallsPerRun(t *testing.T) {
 	if calls["Marker"] != 0 {
 		t.Errorf("%d marker reads, want none (the start founded the run; the watch tells of its end)", calls["Marker"])
 	}
-	if calls["SetMarker"] != 3 {
-		t.Errorf("%d marker writes, want 3 (identity, terminal, end)", calls["SetMarker"])
+	if calls["SetMarker"] != 2 {
+		t.Errorf("%d marker writes, want 2 (identity, terminal with the run's end)", calls["SetMarker"])
 	}
-	if n := st.total(); n > 5 {
-		t.Errorf("%d store calls per run, want at most 5", n)
+	if n := st.total(); n > 4 {
+		t.Errorf("%d store calls per run, want at most 4", n)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestTeardownDeletesOnlyWrittenState(t *testing.T) {
 				}
 			}
 			key := store.RunKey{Class: "Dirty", Run: run}
-			if v, ok, _ := st.Store.Marker(ctx, key, store.MarkerEnd); !ok || v != store.Completed {
+			if v, ok, _ := engine.RunEnd(ctx, st.Store, key); !ok || v != store.Completed {
 				t.Fatalf("end marker %q, %v; want completed", v, ok)
 			}
 			st.mu.Lock()
