@@ -428,7 +428,7 @@ func cmdRunList(ctx context.Context, e *env, args []string) error {
 `)
 	class := fs.String("class", "", "the agent class (default: every class with an agent stream)")
 	thread := fs.String("thread", "", "only runs of this thread id")
-	states := fs.String("state", "", "only runs in these states, comma-separated: pending, running, waiting, completed, failed, compensating, compensated")
+	states := fs.String("state", "", "only runs in these states, comma-separated: "+status.StateNames)
 	limit := fs.Int("limit", status.DefaultPageSize, "at most this many runs per class, in ascending order of run id")
 	asJSON := fs.Bool("json", false, "print the status records as a JSON array")
 	if err := parse(e, fs, args); err != nil {
