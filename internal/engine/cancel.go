@@ -66,4 +66,3 @@ func (e *Engine) Cancel(ctx context.Context, run, reason, requestedBy string) (s
 	_, err = status.PublishCancel(ctx, e.bus, st, reason, requestedBy, nil)
 	return st, err
 }
-
