@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/topic"
@@ -26,8 +28,19 @@ var ErrEnded = status.ErrEnded
 
 // cancelRun handles a RunCancelRequestedEvent of a run that has not ended,
 // with its identity id (nil: no start recorded one).
-func (e *Engine) cancelRun(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, id *runIdentity) error {
+func (e *Engine) cancelRun(ctx context.Context, r *runEntry, t topic.Agent, ev event.Event, seq uint64, id *runIdentity) error {
 	if id == nil {
+		// A cancel that closely follows its run's start may be handled
+		// beside the start, before it recorded the run: if the stream
+		// holds the run's start before the cancel, the cancel is handed
+		// back and tried again. Without one there is no run to cancel.
+		started, err := e.startedBefore(ctx, t, seq)
+		if err != nil {
+			return err
+		}
+		if started {
+			return fmt.Errorf("dispatch: cancel of run %s: its start is being handled; the cancel is tried again", t.Run)
+		}
 		return refuse("run %s has no recorded identity: there is no run to cancel", t.Run)
 	}
 	req, ok := ev.(*event.RunCancelRequestedEvent)
@@ -46,6 +59,33 @@ func (e *Engine) cancelRun(ctx context.Context, r *runEntry, t topic.Agent, ev e
 		return err
 	}
 	return nil
+}
+
+// startedBefore reports whether the stream holds a start event of t's run
+// (with t's agent id and thread) before sequence seq (0: anywhere). It
+// reads the run's events from the stream's start: it serves only a cancel
+// of a run this process does not know, which is rare.
+func (e *Engine) startedBefore(ctx context.Context, t topic.Agent, seq uint64) (bool, error) {
+	f, err := topic.AgentPattern{Class: t.Class, ID: t.ID, Thread: t.Thread, Run: t.Run, Type: topic.Control}.Subject()
+	if err != nil {
+		return false, Permanent(err)
+	}
+	for next := uint64(1); ; {
+		m, err := e.bus.NextMsg(ctx, e.stream, f, next)
+		if errors.Is(err, bus.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("dispatch: look for the start of run %s: %w", t.Run, err)
+		}
+		if seq != 0 && m.Seq >= seq {
+			return false, nil
+		}
+		if ev, err := event.Unmarshal(m.Data); err == nil && event.IsStart(ev) {
+			return true, nil
+		}
+		next = m.Seq + 1
+	}
 }
 
 // Cancel asks run to stop: it publishes a RunCancelRequestedEvent on the

@@ -390,3 +390,29 @@ func TestCancelFenced(t *testing.T) {
 		t.Errorf("cancel of an ended run: %v, want nil", err)
 	}
 }
+
+// A cancel handled before its run's start (beside it, on another replica
+// or goroutine) is handed back to be tried again, not refused: the stream
+// holds the start.
+func TestCancelBeforeStartHandled(t *testing.T) {
+	ctx := t.Context()
+	a := &cancelAgent{}
+	w := a.workflow(t, "CancelEarly", false)
+	b := memory.New(memory.Options{Logger: quiet})
+	defer b.Close()
+	eng := newEngine(t, w, b, newStatusSpy(), false)
+	run := startRun(t, b, "CancelEarly", &Order{}, nil) // in the stream, not handled
+	req := &event.RunCancelRequestedEvent{}
+	event.Stamp(req)
+	tp := topic.Agent{Class: "CancelEarly", ID: "a", Thread: run, Display: run, Run: run, Type: topic.Control,
+		Name: event.Name(req), EventID: req.EventID}
+	err := eng.Process(ctx, tp, req, 0)
+	if err == nil || errors.Is(err, engine.ErrRefused) || engine.IsPermanent(err) {
+		t.Fatalf("cancel before the start was handled: %v, want a transient error", err)
+	}
+	other := tp
+	other.Thread = event.NewID()
+	if err := eng.Process(ctx, other, req, 0); !errors.Is(err, engine.ErrRefused) {
+		t.Errorf("cancel naming another thread: %v, want ErrRefused", err)
+	}
+}

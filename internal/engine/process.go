@@ -118,7 +118,7 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 		return nil
 	}
 	if cancel {
-		return e.cancelRun(ctx, r, t, ev, id)
+		return e.cancelRun(ctx, r, t, ev, seq, id)
 	}
 	if answer {
 		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {

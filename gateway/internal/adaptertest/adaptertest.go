@@ -55,8 +55,8 @@ func init() { event.MustRegister[Answered]() }
 //	"ask":  asks "What is your name?" (an input question, 1 h timeout),
 //	        then answers "Hello, <name>!";
 //	"fail": fails (an ExceptionEvent);
-//	"wait": works until its context ends (the run is cancelled), tells
-//	        Env.Stopped the cause, and fails;
+//	"wait": streams "working", then works until its context ends (the
+//	        run is cancelled), tells Env.Stopped the cause, and fails;
 //	else:   thinks, calls a tool, streams "Hel" "lo" and stops with
 //	        "Hello, world".
 const (
@@ -116,6 +116,11 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 			case Fail:
 				return nil, errors.New("the test agent fails on request")
 			case Wait:
+				ch := event.New[event.ChunkEvent]()
+				ch.Content = "working"
+				if err := ctx.Emit(ch); err != nil {
+					return nil, err
+				}
 				working <- ctx.Run().RunID
 				<-ctx.Done()
 				stopped <- context.Cause(ctx)
