@@ -169,26 +169,51 @@ func newEngine(t *testing.T, w *step.Workflow, b bus.Bus, s store.Store, consume
 }
 
 // controlEvents collects the names of the control events of class on b.
-func controlEvents(t *testing.T, b bus.Bus, class string) func() []string {
+// The returned function waits until the names in want have arrived (each
+// as often as listed), then returns all names seen.
+func controlEvents(t *testing.T, b bus.Bus, class string) func(want ...string) []string {
 	t.Helper()
 	var mu sync.Mutex
 	var names []string
+	arrived := make(chan struct{}, 1)
 	sub, err := b.Subscribe(context.Background(), "agent."+class+".*.*.*.*.control_event.*.*", "", func(m *bus.Msg) {
 		tp, err := topic.ParseAgent(m.Subject)
 		if err == nil {
 			mu.Lock()
 			names = append(names, tp.Name)
 			mu.Unlock()
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), names...)
+	return func(want ...string) []string {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			mu.Lock()
+			got := append([]string(nil), names...)
+			mu.Unlock()
+			missing := false
+			for _, w := range want {
+				if count(got, w) < count(want, w) {
+					missing = true
+				}
+			}
+			if !missing {
+				return got
+			}
+			select {
+			case <-arrived:
+			case <-timeout:
+				t.Fatalf("control events %v: %v did not arrive within 10 s", got, want)
+			}
+		}
 	}
 }
 
@@ -270,7 +295,11 @@ func TestCancelMidStep(t *testing.T) {
 			if n := a.after.Load(); n != 0 {
 				t.Errorf("the step after the cancelled one ran %d times", n)
 			}
-			names := seen()
+			want := []string{"RunCancelledEvent"}
+			if undo {
+				want = append(want, "RunCompensatedEvent")
+			}
+			names := seen(want...)
 			if n := count(names, "RunCancelledEvent"); n != 1 {
 				t.Errorf("%d RunCancelledEvents, want 1 (events %v)", n, names)
 			}
