@@ -153,6 +153,10 @@ var referenceParents = map[string][]string{
 	"StepCompensatedEvent":        {"StepCompensatedEvent", "ControlEvent"},
 	"StepCompensationFailedEvent": {"StepCompensationFailedEvent", "ControlEvent"},
 	"RunCompensatedEvent":         {"RunCompensatedEvent", "ControlEvent"},
+
+	// This SDK's cancellation events.
+	"RunCancelRequestedEvent": {"RunCancelRequestedEvent", "ControlEvent"},
+	"RunCancelledEvent":       chain("RunCancelledEvent", "StopEvent", cadChain),
 }
 
 var testOnlyTypes = map[string]bool{"TestStartEvent": true, "Level1Event": true, "Level2Event": true, "Level3Event": true}

@@ -161,6 +161,10 @@ var zeroRules = map[string]string{
 	"StepCompensatedEvent":        "base; step: str; idempotency_key: str; attempts: int",
 	"StepCompensationFailedEvent": "base; step: str; idempotency_key: str; message: str; attempts: int",
 	"RunCompensatedEvent":         "base; compensated_steps: list = []; failed_steps: list = []",
+
+	// This SDK's cancellation events.
+	"RunCancelRequestedEvent": "base; reason: str; requested_by: str",
+	"RunCancelledEvent":       "display; reason: str; requested_by: str; request_event_id: str",
 }
 
 // replyTopic is the topic the reference's request factories create: a

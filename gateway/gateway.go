@@ -279,6 +279,7 @@ func (g *Gateway) routes() {
 	m.HandleFunc("GET /api/v1/health", g.serveHealth)
 	m.HandleFunc("POST /api/v1/bitl/answers", g.serveBotAnswer)
 	m.HandleFunc("GET /api/v1/saap/runs/{class}/{run}", g.serveRunStatus)
+	m.HandleFunc("POST /api/v1/saap/runs/{class}/{run}/cancel", g.serveRunCancel)
 	m.HandleFunc("GET /api/v1/saap/threads/{thread}/runs", g.serveThreadRuns)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")

@@ -94,7 +94,7 @@ func (g *Gateway) serveThreadRuns(w http.ResponseWriter, r *http.Request) {
 		for _, v := range strings.Split(s, ",") {
 			st := status.State(strings.TrimSpace(v))
 			if !st.Valid() {
-				g.fail(w, badRequest("status", "%q is not a run status (pending, running, waiting, completed, failed, compensating, compensated)", v))
+				g.fail(w, badRequest("status", "%q is not a run status (%s)", v, status.StateNames))
 				return
 			}
 			query.States = append(query.States, st)

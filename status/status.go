@@ -19,7 +19,9 @@ type State string
 // Run states. A run moves from pending (its start event was handled, no
 // step ran yet) through running and waiting (an open question) to
 // completed or failed; a failed run whose completed steps declared
-// compensations goes on through compensating to compensated.
+// compensations goes on through compensating to compensated. A cancelled
+// run ends as cancelled, through compensating when it has compensations
+// to run.
 const (
 	Pending      State = "pending"
 	Running      State = "running"
@@ -28,22 +30,26 @@ const (
 	Failed       State = "failed"
 	Compensating State = "compensating"
 	Compensated  State = "compensated"
+	Cancelled    State = "cancelled"
 )
 
-// Ended reports whether s is a final state: completed, failed or
-// compensated.
+// Ended reports whether s is a final state: completed, failed,
+// compensated or cancelled.
 func (s State) Ended() bool {
-	return s == Completed || s == Failed || s == Compensated
+	return s == Completed || s == Failed || s == Compensated || s == Cancelled
 }
 
 // Valid reports whether s is one of the run states.
 func (s State) Valid() bool {
 	switch s {
-	case Pending, Running, Waiting, Completed, Failed, Compensating, Compensated:
+	case Pending, Running, Waiting, Completed, Failed, Compensating, Compensated, Cancelled:
 		return true
 	}
 	return false
 }
+
+// StateNames lists the run states, for messages.
+const StateNames = "pending, running, waiting, completed, failed, compensating, compensated, cancelled"
 
 // Record is the status record of one run, as the engine keeps it: one
 // small value per run, replaced at each transition.
@@ -52,6 +58,9 @@ type Record struct {
 	Run     string `json:"run_id"`
 	AgentID string `json:"agent_id"`
 	Thread  string `json:"thread_id"`
+	// Display is the run's display id (the subjects' fifth token), which a
+	// client needs to address the run.
+	Display string `json:"display_id,omitempty"`
 	State   State  `json:"status"`
 	// Question is the open question of a waiting run.
 	Question *Question `json:"question,omitempty"`
@@ -148,7 +157,7 @@ func List(ctx context.Context, s store.Store, class string, q Query) (Page, erro
 	}
 	for _, st := range q.States {
 		if !st.Valid() {
-			return Page{}, fmt.Errorf("status: list runs: %q is not a run status (pending, running, waiting, completed, failed, compensating, compensated)", st)
+			return Page{}, fmt.Errorf("status: list runs: %q is not a run status (%s)", st, StateNames)
 		}
 	}
 	switch {

@@ -14,6 +14,7 @@ var commandFlags = map[string][]string{
 	"chat":       {"-wait", "-json"},
 	"run list":   {"-class", "-thread", "-state", "-limit", "-json"},
 	"run show":   {"-class", "-json", "-wait"},
+	"run cancel": {"-class", "-reason", "-wait"},
 	"run graph":  {"-format", "-wait"},
 	"replay":     {"-class", "-pkg", "-test", "-save"},
 	"completion": nil,
@@ -23,7 +24,7 @@ var commandFlags = map[string][]string{
 
 var (
 	topCommands = []string{"agents", "tail", "chat", "run", "replay", "completion", "version", "help"}
-	runCommands = []string{"list", "show", "graph"}
+	runCommands = []string{"list", "show", "cancel", "graph"}
 	shells      = []string{"bash", "zsh", "fish"}
 )
 

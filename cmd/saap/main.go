@@ -16,6 +16,7 @@
 //	saap chat [-json] CLASS[/instance] [text]  a conversation in the terminal
 //	saap run list [-class C] [-thread T] [-state S] [-json]  runs and their status
 //	saap run show [-class C] [-json] RUN     a run's timeline from the stream
+//	saap run cancel [-class C] [-reason R] RUN  stop a run
 //	saap run graph [-format mermaid|dot] CLASS  the workflow graph
 //	saap replay RUN -pkg ./path/to/agent     the run replayed against the current code
 //	saap completion bash|zsh|fish            a shell completion script
@@ -55,6 +56,7 @@ Commands:
   chat        talk to an agent in the terminal
   run list    list a class's runs and their status
   run show    print a run's timeline from its stream
+  run cancel  stop a run: its steps are cancelled, its compensations run
   run graph   print an agent class's workflow as Mermaid or DOT
   replay      replay a recorded run against the current code (go test)
   completion  print a shell completion script (bash, zsh, fish)
@@ -70,6 +72,7 @@ Examples:
   saap run list -class EchoAgent -state waiting
   saap run show 0123456789abcdef01234567
   saap run show -json RUN > run.json        # a recording agenttest.Replay reads
+  saap run cancel -reason "wrong question" 0123456789abcdef01234567
   saap run graph -format dot EchoAgent | dot -Tsvg > graph.svg
   saap replay 0123456789abcdef01234567 -pkg ./agents/echo
   source <(saap completion bash)            # or zsh; fish: saap completion fish | source

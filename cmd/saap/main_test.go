@@ -587,3 +587,30 @@ func TestRunShowAttribution(t *testing.T) {
 		t.Errorf("the answer is not Welcome's, or a re-run is shown:\n%s", r.stdout)
 	}
 }
+
+// A waiting run is cancelled: saap run cancel sends the request, waits for
+// the status to turn cancelled, and says so; a second cancel finds the run
+// ended and does nothing.
+func TestRunCancel(t *testing.T) {
+	nats, _ := devServer(t)
+	r := saap(t, nats, "", "chat", "EchoAgent/cancel", "ask me")
+	if r.code != 1 || !strings.Contains(r.stderr, "standard input ended") {
+		t.Fatalf("chat: exit %d, %s", r.code, r.stderr)
+	}
+	run, _, _ := strings.Cut(strings.TrimPrefix(r.stderr, "run "), "\n")
+
+	r = saap(t, nats, "", "run", "cancel", "-class", "EchoAgent", "-reason", "no answer coming", run)
+	ok(t, r)
+	if want := "cancel requested: run " + run + " of EchoAgent (it was waiting)\nstatus: cancelled\n"; r.stdout != want {
+		t.Errorf("run cancel printed %q, want %q", r.stdout, want)
+	}
+	r = saap(t, nats, "", "run", "cancel", run) // the class found by asking
+	ok(t, r)
+	if !strings.Contains(r.stdout, "has ended (cancelled): nothing to cancel") {
+		t.Errorf("second cancel printed %q", r.stdout)
+	}
+	r = saap(t, nats, "", "run", "cancel", "-class", "EchoAgent", "a.b")
+	if r.code != 2 {
+		t.Errorf("cancel of an invalid run id: exit %d, want 2", r.code)
+	}
+}

@@ -21,20 +21,22 @@ import (
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: run needs a subcommand: list, show or graph", errUsage)
+		return fmt.Errorf("%w: run needs a subcommand: list, show, cancel or graph", errUsage)
 	}
 	switch args[0] {
 	case "list":
 		return cmdRunList(ctx, e, args[1:])
 	case "show":
 		return cmdRunShow(ctx, e, args[1:])
+	case "cancel":
+		return cmdRunCancel(ctx, e, args[1:])
 	case "graph":
 		return cmdRunGraph(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprint(e.stdout, "Usage:\n  saap run list [-class C] [-thread T] [-state S,...] [-limit N] [-json]\n  saap run show [-class C] [-json] RUN\n  saap run graph [-format mermaid|dot] CLASS\n\nRun 'saap run SUBCOMMAND -h' for its flags.\n")
+		fmt.Fprint(e.stdout, "Usage:\n  saap run list [-class C] [-thread T] [-state S,...] [-limit N] [-json]\n  saap run show [-class C] [-json] RUN\n  saap run cancel [-class C] [-reason R] [-wait D] RUN\n  saap run graph [-format mermaid|dot] CLASS\n\nRun 'saap run SUBCOMMAND -h' for its flags.\n")
 		return nil
 	}
-	return fmt.Errorf("%w: unknown run subcommand %q (list, show, graph)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown run subcommand %q (list, show, cancel, graph)", errUsage, args[0])
 }
 
 // stored is one event of a run as the stream keeps it; a recording is a
@@ -428,7 +430,7 @@ func cmdRunList(ctx context.Context, e *env, args []string) error {
 `)
 	class := fs.String("class", "", "the agent class (default: every class with an agent stream)")
 	thread := fs.String("thread", "", "only runs of this thread id")
-	states := fs.String("state", "", "only runs in these states, comma-separated: pending, running, waiting, completed, failed, compensating, compensated")
+	states := fs.String("state", "", "only runs in these states, comma-separated: "+status.StateNames)
 	limit := fs.Int("limit", status.DefaultPageSize, "at most this many runs per class, in ascending order of run id")
 	asJSON := fs.Bool("json", false, "print the status records as a JSON array")
 	if err := parse(e, fs, args); err != nil {
@@ -447,7 +449,7 @@ func cmdRunList(ctx context.Context, e *env, args []string) error {
 		for _, s := range strings.Split(*states, ",") {
 			st := status.State(strings.TrimSpace(s))
 			if !st.Valid() {
-				return fmt.Errorf("%w: -state %q: want pending, running, waiting, completed, failed, compensating or compensated", errUsage, s)
+				return fmt.Errorf("%w: -state %q: want one of %s", errUsage, s, status.StateNames)
 			}
 			q.States = append(q.States, st)
 		}

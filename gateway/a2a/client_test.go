@@ -2,14 +2,18 @@ package a2a_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	core "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/saap-go/agent/step"
 )
 
 // bearer adds the gateway's bearer token to every call.
@@ -279,6 +283,42 @@ func TestCancel(t *testing.T) {
 	}
 	if _, err := c.SendMessage(ctxTimeout(t), reply(task, "late")); err == nil {
 		t.Fatal("a canceled task took an answer")
+	}
+}
+
+// tasks/cancel of a working task stops the agent: its running step sees
+// its context cancelled with step.ErrRunEnded, and the task ends canceled.
+func TestCancelStopsRun(t *testing.T) {
+	gate, stopped = make(chan struct{}), make(chan error, 1)
+	t.Cleanup(func() { stopped = nil })
+	e := newEnv(t)
+	c := e.client(t, tokenAlice)
+	ctx, cancel := context.WithCancel(ctxTimeout(t))
+	defer cancel()
+	var id core.TaskID
+	for ev, err := range c.SendStreamingMessage(ctx, userText("slow")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ev.(*core.TaskArtifactUpdateEvent); ok {
+			id = ev.TaskInfo().TaskID
+			break
+		}
+	}
+	task, err := c.CancelTask(ctxTimeout(t), &core.TaskIDParams{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != core.TaskStateCanceled {
+		t.Fatalf("after cancel: %s", task.Status.State)
+	}
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, step.ErrRunEnded) {
+			t.Errorf("the step's context ended with %v, want step.ErrRunEnded", cause)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks/cancel did not stop the agent's step")
 	}
 }
 

@@ -26,8 +26,10 @@
 // status message holds the question and a data part "hitl" with its id
 // and type; the next message to the task answers it (its text, read as yes
 // or no for a confirmation, or a data part's "response" member) and the
-// task follows the run on. tasks/cancel ends the task as canceled; the
-// agent's run is not stopped, since the protocol has no event for that.
+// task follows the run on. tasks/cancel cancels the task's run (the SDK's
+// RunCancelRequestedEvent: the running step's context is cancelled and
+// nothing more of the run starts) and ends the task as canceled; a run
+// cancelled by other means ends its task as canceled too.
 //
 // Every task belongs to the user who created it: a task id of another
 // user (or of another agent than the URL's) answers "task not found", for

@@ -30,8 +30,11 @@ var (
 )
 
 // gate holds the greeter's "slow" runs until the test that made it closes
-// it.
-var gate chan struct{}
+// it; stopped, when set, gets the cause of a "slow" run's context ending.
+var (
+	gate    chan struct{}
+	stopped chan error
+)
 
 // greeter is the real agent behind the gateway. "ask" makes it ask the
 // user's name (a HITL input question); "fail" makes it fail; any other
@@ -75,6 +78,9 @@ func (g *greeter) Greet(ctx step.Context, m *event.UserMessageEvent) (step.Eithe
 				open = true
 			case <-tick.C:
 			case <-ctx.Done():
+				if stopped != nil {
+					stopped <- context.Cause(ctx)
+				}
 				return none, ctx.Err()
 			}
 		}

@@ -148,6 +148,11 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 	for {
 		data, err := st.next()
 		if errors.Is(err, io.EOF) && stop != nil {
+			if ev, err := event.Unmarshal(stop); err == nil && event.IsCancelled(ev) {
+				// Cancelled, by tasks/cancel or by other means (the
+				// gateway's cancel route, saap run cancel).
+				return writeFinal(ctx, q, rc, core.TaskStateCanceled, nil)
+			}
 			return e.complete(ctx, rc, q, x, stop, artifact, streamed.String())
 		}
 		if errors.Is(err, io.EOF) || (err != nil && ctx.Err() == nil) {
@@ -262,15 +267,32 @@ func writeFinal(ctx context.Context, q eventqueue.Queue, rc *a2asrv.RequestConte
 	return q.Write(ctx, ev)
 }
 
-// Cancel implements a2asrv.AgentExecutor. The A2A task ends as canceled and
-// the adapter stops following the run; the protocol has no event that
-// stops an agent's run, so the agent finishes it unobserved.
+// Cancel implements a2asrv.AgentExecutor. It cancels the task's run (see
+// gateway.Gateway.Cancel: the agent's running step sees its context
+// cancelled, nothing more of the run starts, its compensations run) and
+// ends the task as canceled.
 func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	stopped := false
 	if x, ok := e.s.tasks.get(rc.TaskID); ok {
+		if x.run != "" {
+			_, err := e.s.gw.Cancel(ctx, gateway.CancelRequest{User: &event.UserIdentity{ID: x.owner}, Class: x.class, Run: x.run,
+				AgentID: x.agentID, Thread: x.thread, Display: x.display, Reason: "A2A tasks/cancel"})
+			if err != nil {
+				return fmt.Errorf("a2a: cancel the run of task %s: %w: %w", rc.TaskID, err, core.ErrInternalError)
+			}
+			stopped = true
+		}
 		x.question, x.response, x.hitlType = "", "", ""
 		e.s.tasks.put(rc.TaskID, x)
 	}
-	return writeFinal(ctx, q, rc, core.TaskStateCanceled, nil)
+	err := writeFinal(ctx, q, rc, core.TaskStateCanceled, nil)
+	if err != nil && stopped {
+		// The execution following the run saw it end and closed the
+		// task as canceled first.
+		e.s.log.Debug("a2a: the task was closed before its cancel's final status", "task", rc.TaskID, "error", err)
+		return nil
+	}
+	return err
 }
 
 // messageText joins the text parts of m; a data part is added as JSON.

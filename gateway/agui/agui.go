@@ -136,7 +136,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.Close()
 	out := newWriter(w)
-	(&run{h: h, out: out, in: in, s: s}).follow(ctx)
+	(&run{h: h, out: out, in: in, s: s, user: user}).follow(ctx)
 }
 
 // headers are the X-AIHub-* headers of r, which the guard has filtered.
@@ -288,10 +288,11 @@ func (o *writer) raw(s string) error {
 
 // run maps one followed run onto AG-UI events.
 type run struct {
-	h   *handler
-	out *writer
-	in  runInput
-	s   *gateway.Stream
+	h    *handler
+	out  *writer
+	in   runInput
+	s    *gateway.Stream
+	user *event.UserIdentity
 
 	text      string // open text message id
 	reasoning string // open reasoning message id
@@ -313,9 +314,27 @@ func (r *run) follow(ctx context.Context) {
 		}
 		return
 	case err != nil:
-		return // client gone or write failed
+		// The client went away before the run ended (AG-UI clients stop a
+		// run by aborting its request: HttpAgent.abortRun) or its stream
+		// broke: nobody follows the run any more, so it is cancelled.
+		r.cancel()
+		return
 	}
 	_ = r.finish(final)
+}
+
+// cancelTimeout bounds the cancel of a run whose client went away.
+const cancelTimeout = 10 * time.Second
+
+// cancel asks the followed run to stop (see gateway.Gateway.Cancel).
+func (r *run) cancel() {
+	ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+	defer stop()
+	_, err := r.h.g.Cancel(ctx, gateway.CancelRequest{User: r.user, Class: r.s.Class(), Run: r.s.Run(),
+		AgentID: r.s.AgentID(), Thread: r.s.Thread(), Display: r.s.Display(), Reason: "the AG-UI client aborted the run"})
+	if err != nil {
+		r.h.g.Config().Logger.Warn("agui: the run of an aborted request could not be cancelled", "run_id", r.s.Run(), "error", err)
+	}
 }
 
 // event maps a non-terminal display event; the terminal one is finished
@@ -461,6 +480,17 @@ func (r *run) closeOpen() error {
 func (r *run) finish(x gateway.StreamEvent) error {
 	e := x.Event
 	switch {
+	case event.IsCancelled(e):
+		// Cancelled elsewhere (the gateway's cancel route, saap run
+		// cancel): the run did not finish.
+		if err := r.closeOpen(); err != nil {
+			return err
+		}
+		msg := "the run was cancelled"
+		if c, err := event.UnmarshalAs[event.RunCancelledEvent](x.Raw); err == nil && c.Reason != "" {
+			msg += ": " + c.Reason
+		}
+		return r.out.send(map[string]any{"type": "RUN_ERROR", "message": msg, "code": "cancelled", "timestamp": ms(e)})
 	case event.IsException(e):
 		if err := r.closeOpen(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/gateway/agui"
 	"github.com/saap-go/agent/gateway/internal/adaptertest"
+	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/step"
 )
 
@@ -318,6 +321,110 @@ func TestOfficialClient(t *testing.T) {
 	}
 	if u := get("unauthenticated"); u.Error == nil || !strings.Contains(*u.Error, "401") {
 		t.Errorf("unauthenticated: %s", res["unauthenticated"])
+	}
+	// abortRun stopped the agent: its step's context was cancelled.
+	if ab := get("abort"); !slices.Contains(ab.Types, "TEXT_MESSAGE_CONTENT") || slices.Contains(ab.Types, "RUN_FINISHED") {
+		t.Errorf("abort: %s", res["abort"])
+	}
+	select {
+	case cause := <-e.Stopped:
+		if !errors.Is(cause, step.ErrRunEnded) {
+			t.Errorf("the aborted run's step ended with %v, want step.ErrRunEnded", cause)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("abortRun did not stop the agent's step")
+	}
+}
+
+// A client that goes away in the middle of a run (AG-UI's way to stop one)
+// cancels it: the agent's step sees its context cancelled and the run's
+// status turns cancelled. A run cancelled elsewhere ends the AG-UI run
+// with RUN_ERROR, code "cancelled".
+func TestAbortCancelsRun(t *testing.T) {
+	e := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.Server.URL+"/agui/"+adaptertest.Class+"/dev", strings.NewReader(input("abort", adaptertest.Wait)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adaptertest.TokenAlice)
+	resp, err := e.Server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "TEXT_MESSAGE_CONTENT") {
+	}
+	run := <-e.Working
+	cancel() // the client goes away
+	resp.Body.Close()
+	select {
+	case cause := <-e.Stopped:
+		if !errors.Is(cause, step.ErrRunEnded) {
+			t.Errorf("the step's context ended with %v, want step.ErrRunEnded", cause)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's abort did not stop the agent's step")
+	}
+	rq := e.Bus.(bus.Requester)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		st, err := status.Request(adaptertest.Ctx(t), rq, adaptertest.Class, run)
+		if err == nil && st.State == status.Cancelled {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("run %s: status %+v, %v; want cancelled", run, st, err)
+		}
+	}
+
+	// Cancelled through the gateway while a client follows it.
+	done := make(chan []frame, 1)
+	go func() {
+		var frames []frame
+		defer func() { done <- frames }()
+		req, err := http.NewRequestWithContext(adaptertest.Ctx(t), http.MethodPost, e.Server.URL+"/agui/"+adaptertest.Class+"/dev",
+			strings.NewReader(input("elsewhere", adaptertest.Wait)))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+adaptertest.TokenAlice)
+		resp, err := e.Server.Client().Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var f frame
+				if json.Unmarshal([]byte(data), &f) == nil {
+					frames = append(frames, f)
+				}
+			}
+		}
+	}()
+	run = <-e.Working
+	if _, err := e.Gateway.Cancel(adaptertest.Ctx(t), gateway.CancelRequest{User: &adaptertest.Alice, Class: adaptertest.Class, Run: run, Reason: "stop"}); err != nil {
+		t.Fatal(err)
+	}
+	<-e.Stopped
+	select {
+	case frames := <-done:
+		var last frame
+		if len(frames) > 0 {
+			last = frames[len(frames)-1]
+		}
+		if last.typ() != "RUN_ERROR" || last["code"] != "cancelled" || last["message"] != "the run was cancelled: stop" {
+			t.Errorf("a run cancelled elsewhere ended with %v", last)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the AG-UI stream of a cancelled run did not end")
 	}
 }
 

@@ -17,7 +17,13 @@
 //   - STATE_SNAPSHOT and STATE_DELTA from the StateSnapshotEvent and
 //     StateDeltaEvent an agent emits when it wants to share its state;
 //   - RUN_FINISHED when the run stops (the stop event is the result), or
-//     RUN_ERROR for an ExceptionEvent or the gateway's timeout.
+//     RUN_ERROR for an ExceptionEvent or the gateway's timeout, and
+//     RUN_ERROR with code "cancelled" for a run cancelled elsewhere.
+//
+// AG-UI clients stop a run by aborting its request (HttpAgent.abortRun):
+// a client that goes away before the run ended cancels it (the SDK's
+// RunCancelRequestedEvent), so the agent's running step sees its context
+// cancelled and nothing more of the run starts.
 //
 // A HITL question ends the AG-UI run with RUN_FINISHED whose outcome is
 // {type: "interrupt"}: one interrupt whose id is the question's event id,

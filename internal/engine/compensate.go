@@ -130,10 +130,18 @@ func (e *Engine) compensable() bool {
 }
 
 // finish handles the run's terminal event ev at stream sequence seq:
-// compensations (for a failure), teardown, final status.
+// compensations (for a failure or a cancel), teardown, final status.
 func (e *Engine) finish(ctx context.Context, run store.RunKey, t topic.Agent, ev event.Event, seq uint64, d bus.Delivery) error {
-	failed := event.IsException(ev) && !event.IsStop(ev)
+	cancelled := event.IsCancelled(ev)
+	failed := event.IsException(ev) && !event.IsStop(ev) || cancelled
 	again := d != nil && d.NumDelivered() > 1
+	if cancelled {
+		if _, ended := e.endedStatus(ctx, run); ended {
+			// The run ended before its cancel was handled (a stop that
+			// raced the cancel) or this is a redelivery: its status stays.
+			return e.teardown(ctx, run, t, ev, again)
+		}
+	}
 	if !failed || !e.compensable() {
 		r := e.cache.peek(run) // teardown evicts it
 		if err := e.teardown(ctx, run, t, ev, again); err != nil {
@@ -279,7 +287,10 @@ func (e *Engine) compensate(ctx context.Context, run store.RunKey, t topic.Agent
 		return true, err
 	}
 	st := status.Record{State: status.Compensated, Error: msg, Compensated: done, CompensationFailed: gaveUp}
-	if len(gaveUp) > 0 {
+	switch {
+	case event.IsCancelled(ev):
+		st.State = status.Cancelled
+	case len(gaveUp) > 0:
 		st.State = status.Failed
 	}
 	e.writeStatus(ctx, nil, t, st)

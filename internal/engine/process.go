@@ -74,11 +74,11 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 	// an ended run always has it.
 	// With a live watch of the terminal markers, the marker is read once
 	// per run and watch: later events rely on the watch.
-	start, answer := event.IsStart(ev), isAnswer(ev)
+	start, answer, cancel := event.IsStart(ev), isAnswer(ev), event.IsCancelRequest(ev)
 	// A redelivered start likely finds its run recorded already.
 	first := d == nil || d.NumDelivered() <= 1
 	id := r.ident.Load()
-	term := start || answer || len(cands) > 0
+	term := start || answer || cancel || len(cands) > 0
 	var ep uint64
 	if term {
 		ep = e.terminalEpoch(ctx)
@@ -116,6 +116,9 @@ func (e *Engine) process(ctx context.Context, t topic.Agent, ev event.Event, seq
 			"run_id", t.Run, "event", event.Name(ev), "event_id", ev.EventBase().EventID)
 		r.terminate()
 		return nil
+	}
+	if cancel {
+		return e.cancelRun(ctx, r, t, ev, seq, id)
 	}
 	if answer {
 		if err := e.acceptAnswer(ctx, run, t, ev); err != nil {
@@ -708,6 +711,15 @@ func (e *Engine) runStep(ctx context.Context, r *runEntry, t topic.Agent, p *pla
 	s := p.step
 	run := r.key
 	outs, callErr := e.call(p)
+	if callErr != nil && r.terminated.Load() {
+		// The run ended while the step ran (it was cancelled, or another
+		// step ended it) and the step gave up: that is the run's end, not
+		// a fault, and nothing of it can be published.
+		e.log.InfoContext(ctx, "dispatch: step ended with its run", "run_id", run.Run, "step", s.Name(), "error", callErr)
+		x.Err = callErr
+		e.executed(ctx, x)
+		return nil, callErr, nil
+	}
 	if callErr == nil {
 		for _, o := range outs {
 			if !s.Declares(event.Name(o)) {

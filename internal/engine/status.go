@@ -44,7 +44,7 @@ func (e *Engine) putStatus(ctx context.Context, t topic.Agent, st status.Record)
 	if !ok {
 		return false
 	}
-	st.Class, st.Run, st.AgentID, st.Thread = e.class, t.Run, t.ID, t.Thread
+	st.Class, st.Run, st.AgentID, st.Thread, st.Display = e.class, t.Run, t.ID, t.Thread, t.Display
 	st.Updated = e.now().UTC()
 	raw, err := encodeStatus(&st)
 	if err == nil {
@@ -187,7 +187,7 @@ func stateOf(s status.State) *status.State {
 	return &s
 }
 
-var knownStates = [...]status.State{status.Pending, status.Running, status.Waiting, status.Completed, status.Failed, status.Compensating, status.Compensated}
+var knownStates = [...]status.State{status.Pending, status.Running, status.Waiting, status.Completed, status.Failed, status.Compensating, status.Compensated, status.Cancelled}
 
 // noteStart records a started run as pending: no step has run yet (the
 // first one records running).
@@ -219,10 +219,14 @@ func (e *Engine) noteWaiting(ctx context.Context, r *runEntry, t topic.Agent, q 
 }
 
 // noteEnd records the final status of a run whose terminal event ev was
-// handled: completed for a stop, failed with the exception's message.
+// handled: completed for a stop, cancelled for a RunCancelledEvent,
+// failed with the exception's message.
 func (e *Engine) noteEnd(ctx context.Context, t topic.Agent, ev event.Event) {
 	st := status.Record{State: status.Completed}
-	if event.IsException(ev) && !event.IsStop(ev) {
+	switch {
+	case event.IsCancelled(ev):
+		st.State = status.Cancelled
+	case event.IsException(ev) && !event.IsStop(ev):
 		st = status.Record{State: status.Failed, Error: exceptionMessage(ev)}
 	}
 	e.writeStatus(ctx, nil, t, st)
@@ -269,7 +273,7 @@ func encodeStatus(st *status.Record) ([]byte, error) {
 		st.Updated.Year() < 0 || st.Updated.Year() > 9999 {
 		return marshalStatus(*st)
 	}
-	b := make([]byte, 0, 160+len(st.Class)+len(st.Run)+len(st.AgentID)+len(st.Thread))
+	b := make([]byte, 0, 176+len(st.Class)+len(st.Run)+len(st.AgentID)+len(st.Thread)+len(st.Display))
 	b = append(b, `{"agent_class":`...)
 	b = appendJSONString(b, st.Class)
 	b = append(b, `,"run_id":`...)
@@ -278,6 +282,10 @@ func encodeStatus(st *status.Record) ([]byte, error) {
 	b = appendJSONString(b, st.AgentID)
 	b = append(b, `,"thread_id":`...)
 	b = appendJSONString(b, st.Thread)
+	if st.Display != "" {
+		b = append(b, `,"display_id":`...)
+		b = appendJSONString(b, st.Display)
+	}
 	b = append(b, `,"status":`...)
 	b = appendJSONString(b, string(st.State))
 	b = append(b, `,"updated_at":"`...)

@@ -76,5 +76,24 @@ const out = {};
   out.unauthenticated = await run(a);
 }
 
+// The client stops a run: abortRun once the agent works.
+{
+  const a = agent("token-alice", randomUUID());
+  a.addMessage({ id: randomUUID(), role: "user", content: "wait" });
+  const types = [];
+  let error = null;
+  try {
+    await a.runAgent({}, {
+      onEvent: ({ event }) => {
+        types.push(event.type);
+        if (event.type === "TEXT_MESSAGE_CONTENT") a.abortRun();
+      },
+    });
+  } catch (e) {
+    error = String(e?.message ?? e);
+  }
+  out.abort = { types, error };
+}
+
 out.invalid = invalid;
 console.log(JSON.stringify(out));

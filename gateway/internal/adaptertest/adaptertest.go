@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/hitl"
+	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
 )
@@ -53,11 +55,14 @@ func init() { event.MustRegister[Answered]() }
 //	"ask":  asks "What is your name?" (an input question, 1 h timeout),
 //	        then answers "Hello, <name>!";
 //	"fail": fails (an ExceptionEvent);
+//	"wait": streams "working", then works until its context ends (the
+//	        run is cancelled), tells Env.Stopped the cause, and fails;
 //	else:   thinks, calls a tool, streams "Hel" "lo" and stops with
 //	        "Hello, world".
 const (
 	Ask  = "ask"
 	Fail = "fail"
+	Wait = "wait"
 )
 
 // Question is what the agent asks on "ask".
@@ -87,6 +92,10 @@ type Env struct {
 	Bus     bus.Bus
 	Gateway *gateway.Gateway
 	Server  *httptest.Server
+	// Working receives the run id of each "wait" step once it works;
+	// Stopped the cause its context ended with.
+	Working chan string
+	Stopped chan error
 }
 
 // Start starts the agent and a gateway that has discovered it; mount, if
@@ -94,6 +103,7 @@ type Env struct {
 func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	t.Helper()
 	b := bustest.NewNATS(t)
+	working, stopped := make(chan string, 16), make(chan error, 16)
 	w, err := step.NewWorkflow(Class,
 		step.New(func(ctx step.Context, m *event.UserMessageEvent) (event.Event, error) {
 			text := ""
@@ -105,6 +115,16 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 				return hitl.Input(Question, hitl.Timeout(time.Hour))
 			case Fail:
 				return nil, errors.New("the test agent fails on request")
+			case Wait:
+				ch := event.New[event.ChunkEvent]()
+				ch.Content = "working"
+				if err := ctx.Emit(ch); err != nil {
+					return nil, err
+				}
+				working <- ctx.Run().RunID
+				<-ctx.Done()
+				stopped <- context.Cause(ctx)
+				return nil, context.Cause(ctx)
 			}
 			if emit != nil {
 				if err := emit(ctx); err != nil {
@@ -147,16 +167,30 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	if err := b.EnsureStream(ctx, bus.AgentStream(Class)); err != nil {
 		t.Fatalf("ensure stream: %v", err)
 	}
-	eng, err := engine.New(w, b, memstore.New(), engine.WithHeartbeat(0))
+	sto := memstore.New()
+	eng, err := engine.New(w, b, sto, engine.WithHeartbeat(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := b.Consume(ctx, bus.RunnerConsumer(Class), func(d bus.Delivery) { eng.Handle(ctx, d) })
+	// Each delivery in a goroutine of its own, as a runner does: a step
+	// that works until it is cancelled holds up nothing else.
+	var handling sync.WaitGroup
+	hctx, stopHandling := context.WithCancel(ctx) // ends a step still working when the test ends
+	cons, err := b.Consume(ctx, bus.RunnerConsumer(Class), func(d bus.Delivery) { handling.Go(func() { eng.Handle(hctx, d) }) })
+	if err != nil {
+		stopHandling()
+		t.Fatal(err)
+	}
+	// The class answers run-status requests, as a runner does.
+	statusSub, err := status.Serve(ctx, b, sto, Class, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		_ = statusSub.Unsubscribe()
 		_ = cons.Stop()
+		stopHandling()
+		handling.Wait()
 		eng.Close()
 	})
 	resp, err := discovery.Build(w, discovery.Class{})
@@ -185,7 +219,7 @@ func Start(t testing.TB, emit Emit, mount func(*gateway.Gateway)) *Env {
 	}
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
-	return &Env{Bus: b, Gateway: gw, Server: srv}
+	return &Env{Bus: b, Gateway: gw, Server: srv, Working: working, Stopped: stopped}
 }
 
 // Ctx is a context for one call of a test, cancelled after 30 s or when
