@@ -10,5 +10,6 @@ func init() {
 	registerSemantic()
 	registerCatalogue()
 	registerLifecycle()
+	registerTimers()
 	library = Types()
 }

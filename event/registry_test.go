@@ -153,6 +153,10 @@ var referenceParents = map[string][]string{
 	"StepCompensatedEvent":        {"StepCompensatedEvent", "ControlEvent"},
 	"StepCompensationFailedEvent": {"StepCompensationFailedEvent", "ControlEvent"},
 	"RunCompensatedEvent":         {"RunCompensatedEvent", "ControlEvent"},
+
+	// This SDK's durable timers.
+	"TimerRequestEvent": {"TimerRequestEvent", "ControlEvent"},
+	"TimerFiredEvent":   {"TimerFiredEvent", "ControlEvent"},
 }
 
 var testOnlyTypes = map[string]bool{"TestStartEvent": true, "Level1Event": true, "Level2Event": true, "Level3Event": true}

@@ -161,6 +161,10 @@ var zeroRules = map[string]string{
 	"StepCompensatedEvent":        "base; step: str; idempotency_key: str; attempts: int",
 	"StepCompensationFailedEvent": "base; step: str; idempotency_key: str; message: str; attempts: int",
 	"RunCompensatedEvent":         "base; compensated_steps: list = []; failed_steps: list = []",
+
+	// This SDK's durable timers.
+	"TimerRequestEvent": "base; fire_at: str?; delay_seconds: float; timer_name: str",
+	"TimerFiredEvent":   "base; request_event_id: str; fire_at: str?; timer_name: str",
 }
 
 // replyTopic is the topic the reference's request factories create: a

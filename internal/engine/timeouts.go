@@ -104,6 +104,10 @@ func newTimeout(dl deadline) event.Event {
 		x.EventID, x.CreatedAt = derivedID(dl.EventID, "timeout-exception"), dl.Due
 		a.EventID, a.CreatedAt = dl.EventID, dl.Due
 		return a
+	case "TimerFiredEvent":
+		f := &event.TimerFiredEvent{RequestEventID: dl.Request, FireAt: time.Unix(0, dl.Due).UTC(), Name: dl.Timer}
+		f.EventID, f.CreatedAt = dl.EventID, dl.Due
+		return f
 	case "BotInTheLoopTimeoutEvent":
 		b := &event.BotInTheLoopTimeoutEvent{}
 		ev, w = b, &b.WaitTimeoutEvent
@@ -127,7 +131,8 @@ type deadline struct {
 	Event   string  `json:"event"`    // wire name of the timeout event
 	EventID string  `json:"event_id"` // derived from the request: every replica publishes the same
 	Seconds float64 `json:"timeout_seconds"`
-	Due     int64   `json:"due"` // Unix nanoseconds
+	Timer   string  `json:"timer_name,omitempty"` // a timer's name
+	Due     int64   `json:"due"`                  // Unix nanoseconds
 }
 
 // deadlineKey starts with the due time, zero-padded, so that listing the
@@ -150,17 +155,30 @@ func dueOf(key string) (int64, bool) {
 // counts from the request's created_at, which is kept with the step's
 // outputs, so a republished request records the same deadline.
 func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent, q event.Event) (string, error) {
-	d, ok, err := event.QuestionTimeout(q)
-	if err != nil {
-		return "", Permanent(err)
-	}
-	if !ok {
-		return "", nil
-	}
 	b := q.EventBase()
 	created := b.CreatedAt
 	if created == 0 {
 		created = e.now().UnixNano()
+	}
+	var name, timer string
+	var due int64
+	var secs float64
+	if tr, ok := q.(*event.TimerRequestEvent); ok {
+		at, err := event.TimerDue(tr, created)
+		if err != nil {
+			return "", Permanent(err)
+		}
+		name, timer, due = "TimerFiredEvent", tr.Name, at.UnixNano()
+		secs = time.Duration(due - created).Seconds()
+	} else {
+		d, ok, err := event.QuestionTimeout(q)
+		if err != nil {
+			return "", Permanent(err)
+		}
+		if !ok {
+			return "", nil
+		}
+		name, due, secs = timeoutName(q), created+int64(d), d.Seconds()
 	}
 	bnd := bindingOf(e.class, t.Run, "timeout", []string{b.EventID})
 	if id := r.ident.Load(); id != nil {
@@ -168,8 +186,7 @@ func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent,
 	}
 	dl := deadline{
 		AgentID: t.ID, Thread: t.Thread, Display: t.Display, Run: t.Run, Request: b.EventID,
-		Event: timeoutName(q), EventID: bnd.id("timeout", 0), Seconds: d.Seconds(),
-		Due: created + int64(d),
+		Event: name, EventID: bnd.id("timeout", 0), Seconds: secs, Timer: timer, Due: due,
 	}
 	raw, err := json.Marshal(dl)
 	if err != nil {
