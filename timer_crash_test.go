@@ -16,8 +16,8 @@ import (
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
-	"github.com/saap-go/agent/store"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store"
 )
 
 const envTimerDelay = "SAAP_CRASH_TIMER_DELAY" // how long a run sleeps, e.g. "3s"
