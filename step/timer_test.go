@@ -3,6 +3,7 @@ package step_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +203,38 @@ func TestTimerValidation(t *testing.T) {
 	if links != 1 {
 		t.Errorf("%d graph links from wait to wake, want 1", links)
 	}
+}
+
+// Ten thousand runs asleep on timers cost no goroutine each: the
+// scheduler holds one timer for the earliest deadline, and the runs' state
+// is in the store. Each then wakes exactly once.
+func TestSleepingRunsHoldNoGoroutine(t *testing.T) {
+	runs := 10_000
+	if testing.Short() {
+		runs = 1_000
+	}
+	h := agenttest.New(t, reminder(t, func() *event.TimerRequestEvent { return step.Sleep(time.Hour) }))
+	h.Start(&event.StartEvent{}) // warm up: lazily started workers are not counted
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	results := make([]*agenttest.Result, runs)
+	for i := range results {
+		results[i] = h.Start(&event.StartEvent{})
+	}
+	runtime.GC()
+	added := runtime.NumGoroutine() - before
+	if n := h.PendingTimeouts(); n != runs+1 {
+		t.Fatalf("%d pending timers, want %d", n, runs+1)
+	}
+	// A handful at most, whatever the number of runs.
+	if added > 10 {
+		t.Errorf("%d sleeping runs added %d goroutines", runs, added)
+	}
+	h.Advance(time.Hour)
+	for i, res := range results {
+		if n := res.Count("TimerFiredEvent"); n != 1 || res.Terminal() == nil {
+			t.Fatalf("run %d: %d firings, terminal %v", i, n, res.Terminal())
+		}
+	}
+	t.Logf("%d sleeping runs: %d goroutines added", runs, added)
 }
