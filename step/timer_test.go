@@ -3,6 +3,7 @@ package step_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -237,4 +238,34 @@ func TestSleepingRunsHoldNoGoroutine(t *testing.T) {
 		}
 	}
 	t.Logf("%d sleeping runs: %d goroutines added", runs, added)
+}
+
+// A step sleeps for a day by returning a timer request; the run goes on
+// with the TimerFiredEvent, bound by a later step, on whichever replica is
+// running when the day is over.
+func ExampleSleep() {
+	schedule := step.New(func(ctx step.Context, _ *event.UserMessageEvent) (*event.TimerRequestEvent, error) {
+		t := step.Sleep(24 * time.Hour)
+		t.Name = "follow-up"
+		return t, nil
+	}, step.Name("schedule"))
+	remind := step.New(func(ctx step.Context, f *event.TimerFiredEvent) (*event.StopEvent, error) {
+		ctx.Logger().Info("time to follow up", "timer", f.Name, "due", f.FireAt)
+		return &event.StopEvent{}, nil
+	}, step.Name("remind"))
+	w, err := step.NewWorkflow("Reminder", schedule, remind)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(w.Mermaid())
+	// Output:
+	// flowchart TD
+	//     start(["Start"])
+	//     s0["remind"]
+	//     s1["schedule"]
+	//     stop(["End"])
+	//     start -->|"UserMessageEvent"| s1
+	//     s0 -->|"StopEvent"| stop
+	//     s1 -->|"Timer"| s0
 }
