@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/agenttest"
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/engine"
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/step"
+	"github.com/saap-go/agent/store"
+	"github.com/saap-go/agent/topic"
 )
 
 // Reminded ends a run with the timer that woke it.
@@ -268,4 +272,67 @@ func ExampleSleep() {
 	//     start -->|"UserMessageEvent"| s1
 	//     s0 -->|"StopEvent"| stop
 	//     s1 -->|"Timer"| s0
+}
+
+// A deadline fired again long after its firing (a replica published it and
+// died before removing it, the store kept it past the bus's duplicate
+// window) stores no second TimerFiredEvent: its subject is taken.
+func TestTimerFiresOnceAfterDuplicateWindow(t *testing.T) {
+	h := agenttest.New(t, reminder(t, func() *event.TimerRequestEvent { return step.Sleep(time.Minute) }))
+	res := h.Start(&event.StartEvent{})
+	ctx := context.Background()
+	keys, err := engine.PendingDeadlines(ctx, h.Store(), "Reminder")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("deadlines %v (%v), want 1", keys, err)
+	}
+	due, _, _ := strings.Cut(keys[0], ".")
+	dueNs, _ := strconv.ParseInt(due, 10, 64)
+	bucket := strconv.FormatInt(dueNs/int64(engine.DeadlineBucket), 10)
+	index := store.Scope{Kind: store.ThreadScope, Class: "Reminder", ID: engine.DeadlineScope}
+	scope := store.Scope{Kind: store.ThreadScope, Class: "Reminder", ID: engine.DeadlineScope + "." + bucket}
+	raw, ok, err := h.Store().Get(ctx, scope, keys[0])
+	if err != nil || !ok {
+		t.Fatalf("deadline %s not readable: %v %v", keys[0], ok, err)
+	}
+	h.Advance(time.Minute)
+	if n := res.Count("TimerFiredEvent"); n != 1 {
+		t.Fatalf("%d firings, want 1", n)
+	}
+	h.Advance(time.Hour) // well past the duplicate window
+	if err := h.Store().Set(ctx, scope, keys[0], raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store().Set(ctx, index, bucket, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	// A new engine on the same store and bus lists the deadline and fires it.
+	h.Stub("wake", func(ctx step.Context, f *event.TimerFiredEvent) (*Reminded, error) { return &Reminded{Late: true}, nil })
+	h.Advance(0)
+	if n := storedFirings(t, h, res); n != 1 {
+		t.Errorf("the stream holds %d TimerFiredEvents after firing the deadline again, want 1", n)
+	}
+	if n := res.Count("Reminded"); n != 1 {
+		t.Errorf("%d runs of wake, want 1", n)
+	}
+	if keys, _ := engine.PendingDeadlines(ctx, h.Store(), "Reminder"); len(keys) != 0 {
+		t.Errorf("deadline fired again left in the store: %v", keys)
+	}
+}
+
+// storedFirings counts the TimerFiredEvents of res's run in the class
+// stream, copies with one id included.
+func storedFirings(t *testing.T, h *agenttest.Harness, res *agenttest.Result) int {
+	t.Helper()
+	filter := "agent.Reminder.*.*.*." + res.RunID() + ".control_event.TimerFiredEvent.*"
+	n := 0
+	for seq := uint64(1); ; n++ {
+		m, err := h.Bus().NextMsg(context.Background(), topic.StreamName("Reminder"), filter, seq)
+		if errors.Is(err, bus.ErrNotFound) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq = m.Seq + 1
+	}
 }
