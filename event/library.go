@@ -11,5 +11,6 @@ func init() {
 	registerCatalogue()
 	registerLifecycle()
 	registerCancel()
+	registerTimers()
 	library = Types()
 }

@@ -157,6 +157,10 @@ var referenceParents = map[string][]string{
 	// This SDK's cancellation events.
 	"RunCancelRequestedEvent": {"RunCancelRequestedEvent", "ControlEvent"},
 	"RunCancelledEvent":       chain("RunCancelledEvent", "StopEvent", cadChain),
+
+	// This SDK's durable timers.
+	"TimerRequestEvent": {"TimerRequestEvent", "ControlEvent"},
+	"TimerFiredEvent":   {"TimerFiredEvent", "ControlEvent"},
 }
 
 var testOnlyTypes = map[string]bool{"TestStartEvent": true, "Level1Event": true, "Level2Event": true, "Level3Event": true}

@@ -165,6 +165,10 @@ var zeroRules = map[string]string{
 	// This SDK's cancellation events.
 	"RunCancelRequestedEvent": "base; reason: str; requested_by: str",
 	"RunCancelledEvent":       "display; reason: str; requested_by: str; request_event_id: str",
+
+	// This SDK's durable timers.
+	"TimerRequestEvent": "base; fire_at: str?; delay_seconds: float; timer_name: str",
+	"TimerFiredEvent":   "base; request_event_id: str; fire_at: str?; timer_name: str",
 }
 
 // replyTopic is the topic the reference's request factories create: a

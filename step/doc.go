@@ -47,6 +47,11 @@
 // error text, and every panic, is logged under a reference that the
 // published message names.
 //
+// A step waits without holding anything by returning a durable timer's
+// request, step.Sleep(d) or step.SleepUntil(t); a later step takes the
+// *event.TimerFiredEvent that wakes the run, once, on whichever replica is
+// running when the time comes (docs/timers.md).
+//
 // NewWorkflow validates the whole set at once and
 // reports every problem in a *ValidationError, each with a hint: invalid
 // signatures and unregistered types, duplicate names, required inputs that

@@ -172,7 +172,7 @@ func (w *Workflow) Graph() Graph {
 			for _, n := range names {
 				ext, f, timeout := w.r.externalFamily(n)
 				// A process's work answers its work request.
-				if ext && (timeout && (f == fam || f == noFamily) || f == fam && (w.r.process || isA(n, nameAITLException))) {
+				if ext && (timeout && (f == fam || f == noFamily) || f == fam && (w.r.process || fam == famTimer || isA(n, nameAITLException))) {
 					link(n)
 				}
 			}

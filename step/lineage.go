@@ -22,6 +22,8 @@ const (
 	nameBITLRequest   = "BotInTheLoopRequestEvent"
 	nameBITLResponse  = "BotInTheLoopResponseEvent"
 	nameTimeout       = "WaitTimeoutEvent"
+	nameTimerRequest  = "TimerRequestEvent"
+	nameTimerFired    = "TimerFiredEvent"
 
 	nameProcessEvent     = "ProcessEvent"
 	nameWork             = "WorkEvent"
@@ -42,6 +44,7 @@ const (
 	famAgentWork   // a process's AgentWorkRequestEvent → AgentWorkEvent
 	famHumanWork   // HumanWorkRequestEvent → HumanWorkEvent
 	famProgramWork // ProgramWorkRequestEvent → ProgramWorkEvent
+	famTimer       // TimerRequestEvent → TimerFiredEvent
 )
 
 // lineage returns the registered parent list of name (self first), or just
@@ -105,6 +108,8 @@ func (r *rules) requestFamily(name string) family {
 		return famAITL
 	case isA(name, nameBITLRequest):
 		return famBITL
+	case isA(name, nameTimerRequest):
+		return famTimer
 	}
 	return noFamily
 }
@@ -136,6 +141,8 @@ func (r *rules) externalFamily(name string) (ok bool, fam family, timeout bool) 
 		return true, famAITL, false
 	case isA(name, nameBITLResponse):
 		return true, famBITL, false
+	case isA(name, nameTimerFired):
+		return true, famTimer, false
 	case isA(name, nameTimeout):
 		for _, n := range lineage(name) {
 			switch {

@@ -193,17 +193,18 @@ func (e *Engine) fenceTerminal(ctx context.Context, run store.RunKey, t topic.Ag
 }
 
 // isQuestion reports whether ev asks something whose answer comes back into
-// the run: a HITL, BITL or AITL request.
+// the run: a HITL, BITL or AITL request, or a durable timer (answered by
+// its firing).
 func isQuestion(ev event.Event) bool {
-	return event.IsHITLRequest(ev) || event.IsBITLRequest(ev) || event.IsAITLRequest(ev)
+	return event.IsHITLRequest(ev) || event.IsBITLRequest(ev) || event.IsAITLRequest(ev) || event.IsTimerRequest(ev)
 }
 
 // isAnswer reports whether ev answers a question of the run: a HITL, BITL
-// or AITL response, an AITL exception, or a wait's timeout (one outcome per
-// question: the first of answer and timeout wins).
+// or AITL response, an AITL exception, a wait's timeout (one outcome per
+// question: the first of answer and timeout wins), or a timer's firing.
 func isAnswer(ev event.Event) bool {
 	return event.IsHITLResponse(ev) || event.IsBITLResponse(ev) || event.IsAITLResponse(ev) ||
-		event.IsAITLException(ev) || event.IsTimeout(ev)
+		event.IsAITLException(ev) || event.IsTimeout(ev) || event.IsTimerFired(ev)
 }
 
 // replyTopic is where the answer to a question goes, as recorded with the

@@ -104,6 +104,10 @@ func newTimeout(dl deadline) event.Event {
 		x.EventID, x.CreatedAt = derivedID(dl.EventID, "timeout-exception"), dl.Due
 		a.EventID, a.CreatedAt = dl.EventID, dl.Due
 		return a
+	case "TimerFiredEvent":
+		f := &event.TimerFiredEvent{RequestEventID: dl.Request, FireAt: time.Unix(0, dl.Due).UTC(), Name: dl.Timer}
+		f.EventID, f.CreatedAt = dl.EventID, dl.Due
+		return f
 	case "BotInTheLoopTimeoutEvent":
 		b := &event.BotInTheLoopTimeoutEvent{}
 		ev, w = b, &b.WaitTimeoutEvent
@@ -127,7 +131,8 @@ type deadline struct {
 	Event   string  `json:"event"`    // wire name of the timeout event
 	EventID string  `json:"event_id"` // derived from the request: every replica publishes the same
 	Seconds float64 `json:"timeout_seconds"`
-	Due     int64   `json:"due"` // Unix nanoseconds
+	Timer   string  `json:"timer_name,omitempty"` // a timer's name
+	Due     int64   `json:"due"`                  // Unix nanoseconds
 }
 
 // deadlineKey starts with the due time, zero-padded, so that listing the
@@ -150,17 +155,30 @@ func dueOf(key string) (int64, bool) {
 // counts from the request's created_at, which is kept with the step's
 // outputs, so a republished request records the same deadline.
 func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent, q event.Event) (string, error) {
-	d, ok, err := event.QuestionTimeout(q)
-	if err != nil {
-		return "", Permanent(err)
-	}
-	if !ok {
-		return "", nil
-	}
 	b := q.EventBase()
 	created := b.CreatedAt
 	if created == 0 {
 		created = e.now().UnixNano()
+	}
+	var name, timer string
+	var due int64
+	var secs float64
+	if tr, ok := q.(*event.TimerRequestEvent); ok {
+		at, err := event.TimerDue(tr, created)
+		if err != nil {
+			return "", Permanent(err)
+		}
+		name, timer, due = "TimerFiredEvent", tr.Name, at.UnixNano()
+		secs = time.Duration(due - created).Seconds()
+	} else {
+		d, ok, err := event.QuestionTimeout(q)
+		if err != nil {
+			return "", Permanent(err)
+		}
+		if !ok {
+			return "", nil
+		}
+		name, due, secs = timeoutName(q), created+int64(d), d.Seconds()
 	}
 	bnd := bindingOf(e.class, t.Run, "timeout", []string{b.EventID})
 	if id := r.ident.Load(); id != nil {
@@ -168,8 +186,7 @@ func (e *Engine) recordDeadline(ctx context.Context, r *runEntry, t topic.Agent,
 	}
 	dl := deadline{
 		AgentID: t.ID, Thread: t.Thread, Display: t.Display, Run: t.Run, Request: b.EventID,
-		Event: timeoutName(q), EventID: bnd.id("timeout", 0), Seconds: d.Seconds(),
-		Due: created + int64(d),
+		Event: name, EventID: bnd.id("timeout", 0), Seconds: secs, Timer: timer, Due: due,
 	}
 	raw, err := json.Marshal(dl)
 	if err != nil {
@@ -289,7 +306,8 @@ type timeouts struct {
 	stopCtx context.CancelFunc
 	scan    interface{ Stop() bool }
 	firing  sync.WaitGroup
-	sem     chan struct{} // bounds the deadlines being published
+	queue   []dueEntry // due, waiting for a worker, in due order
+	busy    int        // workers publishing the queue
 }
 
 type dueEntry struct {
@@ -514,11 +532,14 @@ func (s *timeouts) armLocked() {
 	s.timer = s.clock.AfterFunc(max(wait, 0), s.fire)
 }
 
-// fire takes the timeouts that are due off the heap, sets the timer for
-// the next one at once, and publishes them, several at a time (workers);
-// a slow publish holds up no other deadline. A deadline whose publishing
-// failed is tried again a second later. With one worker they are published
-// in due order in the calling goroutine.
+// fire takes the deadlines that are due off the heap, sets the timer for
+// the next one at once, and queues them for publishing, never waiting: up
+// to workers goroutines publish the queue in due order and end when it is
+// empty, so a slow publish holds up at most the deadlines behind it in
+// the queue, the timer is never late for the next one, and nothing runs
+// while nothing is due. A deadline whose publishing failed is tried again
+// a second later. With one worker they are published in due order in the
+// calling goroutine.
 func (s *timeouts) fire() {
 	s.mu.Lock()
 	if s.closed {
@@ -527,15 +548,17 @@ func (s *timeouts) fire() {
 	}
 	s.timer, s.armedAt = nil, 0
 	now := s.clock.Now().UnixNano()
-	var due []dueEntry
+	n := len(s.queue)
 	for len(s.h) > 0 && s.h[0].due <= now {
 		x := heap.Pop(&s.h).(dueEntry)
 		if _, ok := s.known[x.key]; ok {
-			due = append(due, x)
+			s.queue = append(s.queue, x)
 		}
 	}
-	ctx := s.ctx
 	if s.workers <= 1 {
+		due := s.queue[n:]
+		s.queue = s.queue[:n]
+		ctx := s.ctx
 		s.firing.Add(1)
 		s.mu.Unlock()
 		defer s.firing.Done()
@@ -547,21 +570,34 @@ func (s *timeouts) fire() {
 		s.mu.Unlock()
 		return
 	}
-	if s.sem == nil {
-		s.sem = make(chan struct{}, s.workers)
-	}
-	s.firing.Add(len(due))
 	s.armLocked()
-	s.mu.Unlock()
-	for _, x := range due {
-		s.sem <- struct{}{}
-		go func() {
-			defer s.firing.Done()
-			ok := s.e.fireDeadline(ctx, x.key, x.dl)
-			<-s.sem
-			s.done(x, ok)
-		}()
+	for s.busy < s.workers && s.busy < len(s.queue) {
+		s.busy++
+		s.firing.Add(1)
+		go s.publishQueue()
 	}
+	s.mu.Unlock()
+}
+
+// publishQueue publishes queued deadlines until the queue is empty.
+func (s *timeouts) publishQueue() {
+	defer s.firing.Done()
+	s.mu.Lock()
+	for len(s.queue) > 0 && !s.closed {
+		x := s.queue[0]
+		s.queue[0] = dueEntry{}
+		s.queue = s.queue[1:]
+		if len(s.queue) == 0 {
+			s.queue = nil // let the backing array go
+		}
+		ctx := s.ctx
+		s.mu.Unlock()
+		ok := s.e.fireDeadline(ctx, x.key, x.dl)
+		s.done(x, ok)
+		s.mu.Lock()
+	}
+	s.busy--
+	s.mu.Unlock()
 }
 
 // done records the end of firing x: forgotten, or back on the heap for a
@@ -634,13 +670,18 @@ func (e *Engine) fireDeadline(ctx context.Context, key string, dl *deadline) boo
 		e.log.ErrorContext(ctx, "dispatch: timeout subject; deadline removed", "deadline", key, "error", err)
 		return e.removeDeadline(ctx, key)
 	}
-	if _, err := e.bus.PublishStream(ctx, &bus.Msg{Subject: subj, Data: data}, dl.EventID); err != nil {
+	// Its subject ends in its event id, derived from the request: stored
+	// once however many replicas fire it, and however late.
+	ack, err := e.bus.PublishNew(ctx, &bus.Msg{Subject: subj, Data: data}, dl.EventID)
+	if err != nil {
 		e.log.WarnContext(ctx, "dispatch: publish timeout event", "run_id", dl.Run, "error", err)
 		return false
 	}
-	late := e.timers.clock.Now().UnixNano() - dl.Due
-	e.log.InfoContext(ctx, "dispatch: question timed out; timeout event published", "run_id", dl.Run,
-		"request_event_id", dl.Request, "event", dl.Event, "event_id", dl.EventID, "late", time.Duration(late))
+	if !ack.Duplicate {
+		late := e.timers.clock.Now().UnixNano() - dl.Due
+		e.log.InfoContext(ctx, "dispatch: deadline passed; event published", "run_id", dl.Run,
+			"request_event_id", dl.Request, "event", dl.Event, "event_id", dl.EventID, "late", time.Duration(late))
+	}
 	return e.removeDeadline(ctx, key)
 }
 
