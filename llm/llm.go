@@ -155,6 +155,11 @@ type Request struct {
 	Stop        []string
 	Thinking    *Thinking
 
+	// ResponseSchema, when set, asks for an answer that is one JSON value
+	// valid against its schema, through the provider's own feature for it.
+	// GenerateObject sets it from a Go type and decodes the answer.
+	ResponseSchema *ResponseSchema
+
 	// Extra holds provider-specific request fields, merged into the
 	// provider's request body as given: the escape hatch for what this
 	// model does not cover.
