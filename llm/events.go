@@ -122,6 +122,9 @@ func invocationParameters(req *Request) map[string]json.RawMessage {
 	if req.Thinking != nil {
 		put("thinking_budget_tokens", req.Thinking.BudgetTokens)
 	}
+	if rs := req.ResponseSchema; rs != nil {
+		put("response_format", map[string]any{"type": "json_schema", "name": cmpOr(rs.Name, "response"), "strict": rs.Strict})
+	}
 	if len(p) == 0 {
 		return nil
 	}

@@ -202,3 +202,19 @@ func TestParseObject(t *testing.T) {
 		t.Error("nil response parsed")
 	}
 }
+
+// TestLLMEventNamesTheSchema: the call's record says it asked for a
+// structured answer, in its invocation parameters.
+func TestLLMEventNamesTheSchema(t *testing.T) {
+	rs, err := llm.ResponseSchemaOf[verdict]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ask()
+	req.ResponseSchema = rs
+	ev := llm.NewLLMEvent("scripted", req, &llm.Response{Message: llm.AssistantText("{}")})
+	got := string(ev.InvocationParameters["response_format"])
+	if got != `{"name":"verdict","strict":true,"type":"json_schema"}` {
+		t.Errorf("response_format = %s", got)
+	}
+}

@@ -95,6 +95,13 @@ func NewParams(req *llm.Request, model string) (sdk.MessageNewParams, error) {
 		return p, fmt.Errorf("unknown tool choice %q", req.ToolChoice.Mode)
 	}
 	p.StopSequences = req.Stop
+	if rs := req.ResponseSchema; rs != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(rs.Schema, &schema); err != nil {
+			return p, fmt.Errorf("response schema: not a JSON object: %w", err)
+		}
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
+	}
 	extra := map[string]any{}
 	if req.Temperature != nil {
 		extra["temperature"] = *req.Temperature

@@ -248,3 +248,28 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestObjects: structured answers recorded from generateContent, valid
+// and not (a property the schema does not have, an answer cut at the
+// token limit, a blocked answer), through GenerateObject and a collected
+// stream.
+func TestObjects(t *testing.T) {
+	replaytest.Objects(t, open, "object.json", "object.sse", "object_invalid.json", "object_length.json", "refusal.json")
+}
+
+// TestObjectRequest: the schema goes in generationConfig as
+// responseJsonSchema, with responseMimeType application/json.
+func TestObjectRequest(t *testing.T) {
+	p, rep := server(t, 200, nil, "object.json")
+	if _, err := llm.GenerateObject[replaytest.City](context.Background(), p, replaytest.ObjectQuestion()); err != nil {
+		t.Fatal(err)
+	}
+	gc, _ := rep.Request(t)["generationConfig"].(map[string]any)
+	schema, _ := gc["responseJsonSchema"].(map[string]any)
+	if gc["responseMimeType"] != "application/json" || schema["type"] != "object" {
+		t.Fatalf("generationConfig = %v", gc)
+	}
+	if props, _ := schema["properties"].(map[string]any); props["population"] == nil {
+		t.Errorf("schema = %v", schema)
+	}
+}

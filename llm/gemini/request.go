@@ -100,6 +100,15 @@ func NewCall(req *llm.Request, model string) (*Call, error) {
 			cfg.ThinkingConfig.ThinkingBudget = &b
 		}
 	}
+	if rs := req.ResponseSchema; rs != nil {
+		// responseJsonSchema takes JSON Schema as it is; responseSchema
+		// would want it rewritten into the OpenAPI subset of genai.Schema.
+		var schema map[string]any
+		if err := json.Unmarshal(rs.Schema, &schema); err != nil {
+			return nil, fmt.Errorf("response schema: not a JSON object: %w", err)
+		}
+		cfg.ResponseMIMEType, cfg.ResponseJsonSchema = "application/json", schema
+	}
 	if len(req.Extra) > 0 {
 		cfg.HTTPOptions = &genai.HTTPOptions{ExtraBody: req.Extra}
 	}

@@ -79,10 +79,31 @@ func NewParams(req *llm.Request, model string, legacyMaxTokens bool) (oai.ChatCo
 	if req.Thinking != nil {
 		p.ReasoningEffort = effort(req.Thinking.BudgetTokens)
 	}
+	if rs := req.ResponseSchema; rs != nil {
+		schema, err := schemaMap(rs.Schema)
+		if err != nil {
+			return p, fmt.Errorf("response schema: %w", err)
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: cmpOr(rs.Name, "response"), Schema: schema}
+		if rs.Strict {
+			js.Strict = oai.Bool(true)
+		}
+		if rs.Description != "" {
+			js.Description = oai.String(rs.Description)
+		}
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+	}
 	if len(req.Extra) > 0 {
 		p.SetExtraFields(req.Extra)
 	}
 	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // effort maps a token budget to chat completions' coarse reasoning effort.
