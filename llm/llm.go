@@ -23,6 +23,7 @@ type BlockKind string
 const (
 	BlockText       BlockKind = "text"
 	BlockImage      BlockKind = "image"
+	BlockDocument   BlockKind = "document"
 	BlockToolUse    BlockKind = "tool_use"
 	BlockToolResult BlockKind = "tool_result"
 	BlockThinking   BlockKind = "thinking"
@@ -39,10 +40,13 @@ type Block struct {
 	// sent back unchanged on the next turn.
 	Signature string
 
-	// Image: either URL or Data with MediaType.
+	// Image and document: either URL or Data with MediaType (a
+	// document's "application/pdf", "text/plain"…).
 	URL       string
 	MediaType string
 	Data      []byte
+	// Title is a document's title or file name.
+	Title string
 
 	// ToolUseID ties a tool use to its result.
 	ToolUseID string
@@ -220,6 +224,9 @@ const (
 	EventUsage
 	// EventStop ends the message with StopReason.
 	EventStop
+	// EventBlock carries a whole block in Block: an image or document
+	// the model made, which arrives in one piece.
+	EventBlock
 )
 
 // StreamEvent is one event of a model's stream, the same for every
@@ -235,6 +242,8 @@ type StreamEvent struct {
 	ToolName   string
 	Usage      Usage
 	StopReason StopReason
+	// Block is the block of an EventBlock.
+	Block *Block
 	// Model is set on the first event when the provider names the model
 	// that answers.
 	Model string

@@ -218,3 +218,17 @@ func TestLLMEventNamesTheSchema(t *testing.T) {
 		t.Errorf("response_format = %s", got)
 	}
 }
+
+// FuzzParseObject: any answer decodes or fails with an *ObjectError,
+// never panics.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{"suitable": true, "reason": "r", "topics": []}`, "```json\n{}\n```", "```", `[`, `null`, `{"topics": [1]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := llm.ParseObject[verdict](&llm.Response{Message: llm.AssistantText(s)}, nil)
+		if err != nil && !errors.Is(err, llm.ErrInvalidObject) {
+			t.Fatalf("error %v is not an *ObjectError", err)
+		}
+	})
+}

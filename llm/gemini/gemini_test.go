@@ -49,6 +49,7 @@ var noRetries = WithClientConfig(func(c *genai.ClientConfig) {
 // collected equals the non-streaming answer of the same response.
 func TestCollectEqualsGenerate(t *testing.T) {
 	replaytest.CollectEqualsGenerate(t, open, []replaytest.Pair{
+		{Stream: "image.sse", Answer: "image.json"},
 		{Stream: "text.sse", Answer: "text.json"},
 		{Stream: "tools.sse", Answer: "tools.json"},
 		{Stream: "thinking.sse", Answer: "thinking.json"},
@@ -271,5 +272,21 @@ func TestObjectRequest(t *testing.T) {
 	}
 	if props, _ := schema["properties"].(map[string]any); props["population"] == nil {
 		t.Errorf("schema = %v", schema)
+	}
+}
+
+// TestImageAnswer: an image the model made is kept as an image block
+// after the text, not skipped.
+func TestImageAnswer(t *testing.T) {
+	r, err := replaytest.Collect(t, open, "image.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Block{
+		llm.Text("Here is a map of Bern."),
+		{Kind: llm.BlockImage, MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")},
+	}
+	if d := cmp.Diff(want, r.Message.Content); d != "" {
+		t.Errorf("content (-want +got):\n%s", d)
 	}
 }

@@ -172,6 +172,13 @@ func userMessages(m llm.Message) ([]oai.ChatCompletionMessageParamUnion, error) 
 			}
 			onlyText = false
 			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: u}))
+		case llm.BlockDocument:
+			f, err := file(b)
+			if err != nil {
+				return nil, err
+			}
+			onlyText = false
+			parts = append(parts, oai.FileContentPart(f))
 		case llm.BlockToolResult:
 			// Results written into a user turn still go as tool messages.
 			out = append(out, oai.ToolMessage(b.Text, b.ToolUseID))
@@ -197,6 +204,18 @@ func imageURL(b llm.Block) (string, error) {
 		return "", fmt.Errorf("image block has neither URL nor Data with MediaType")
 	}
 	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data), nil
+}
+
+// file is a document as chat completions takes it: inline, as a data
+// URL with a file name.
+func file(b llm.Block) (oai.ChatCompletionContentPartFileFileParam, error) {
+	if len(b.Data) == 0 || b.MediaType == "" {
+		return oai.ChatCompletionContentPartFileFileParam{}, fmt.Errorf("document block without Data and MediaType (chat completions takes no document URL)")
+	}
+	return oai.ChatCompletionContentPartFileFileParam{
+		FileData: oai.String("data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)),
+		Filename: oai.String(cmpOr(b.Title, "document")),
+	}, nil
 }
 
 func assistantMessage(m llm.Message) (*oai.ChatCompletionAssistantMessageParam, error) {
