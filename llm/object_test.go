@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -231,4 +232,28 @@ func FuzzParseObject(f *testing.F) {
 			t.Fatalf("error %v is not an *ObjectError", err)
 		}
 	})
+}
+
+// TestParseObjectConcurrent: the cached schema of a type is shared by
+// concurrent calls (run with -race).
+func TestParseObjectConcurrent(t *testing.T) {
+	type shared struct {
+		N int `json:"n"`
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			resp := &llm.Response{Message: llm.AssistantText(fmt.Sprintf(`{"n": %d}`, i))}
+			v, err := llm.ParseObject[shared](resp, nil)
+			if err == nil && v.N != i {
+				err = fmt.Errorf("got %d, want %d", v.N, i)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
