@@ -257,3 +257,15 @@ func TestParseObjectConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseObject: checking and decoding one structured answer with
+// the type's cached schema.
+func BenchmarkParseObject(b *testing.B) {
+	resp := &llm.Response{Message: llm.AssistantText(`{"suitable": true, "reason": "the question is about income tax", "topics": ["tax", "income"]}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := llm.ParseObject[verdict](resp, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
