@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -55,7 +56,11 @@ type ObjectError struct {
 func (e *ObjectError) Error() string {
 	raw := e.Raw
 	if len(raw) > 200 {
-		raw = raw[:200] + "…"
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut] + "…"
 	}
 	return fmt.Sprintf("%v: %v (answer: %q)", ErrInvalidObject, e.Err, raw)
 }

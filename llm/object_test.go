@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -267,5 +268,19 @@ func BenchmarkParseObject(b *testing.B) {
 		if _, err := llm.ParseObject[verdict](resp, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestObjectErrorMessage: a long answer is cut in the message on a
+// character boundary, and kept whole in Raw.
+func TestObjectErrorMessage(t *testing.T) {
+	long := strings.Repeat("ä", 150)
+	e := &llm.ObjectError{Raw: long, Err: errors.New("not JSON")}
+	msg := e.Error()
+	if !utf8.ValidString(msg) || !strings.Contains(msg, "not JSON") || !strings.Contains(msg, "…") || len(msg) > 300 {
+		t.Errorf("message %q", msg)
+	}
+	if e.Raw != long {
+		t.Error("Raw was cut")
 	}
 }
