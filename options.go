@@ -8,6 +8,7 @@ import (
 
 	"github.com/saap-go/agent/interceptor"
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
 	"go.opentelemetry.io/otel/metric"
@@ -16,20 +17,20 @@ import (
 	"github.com/saap-go/agent/bus"
 )
 
-// Defaults of the runner. The consumer settings are the reference's; the
-// rest are this SDK's.
+// Defaults of the runner, shared with process runners. The consumer
+// settings are the reference's; the rest are this SDK's.
 const (
-	DefaultShutdownTimeout = 25 * time.Second
-	DefaultConcurrency     = 1000 // the reference's process-wide semaphore
-	DefaultAckWait         = 30 * time.Second
+	DefaultShutdownTimeout = runloop.DefaultShutdownTimeout
+	DefaultConcurrency     = runloop.DefaultConcurrency // the reference's process-wide semaphore
+	DefaultAckWait         = runloop.DefaultAckWait
 	// DefaultMaxDeliver is the runner consumer's MaxDeliver: -1, no limit.
 	// Unlike the reference (5), the server never drops an event in
 	// silence; the runner gives up on a failing event itself, after the
 	// outage budget, with an ExceptionEvent and a dead letter.
-	DefaultMaxDeliver = -1
+	DefaultMaxDeliver = runloop.DefaultMaxDeliver
 	// DefaultOutageBudget is how long a runner retries an event that fails
 	// for a transient reason (the store or the bus unavailable).
-	DefaultOutageBudget = engine.DefaultOutageBudget
+	DefaultOutageBudget = runloop.DefaultOutageBudget
 	// DefaultCacheSize bounds the runs whose history a runner keeps in
 	// memory. Paused runs age out of it, so ten thousand of them cost the
 	// process next to nothing; an active run's next event reloads its

@@ -22,7 +22,7 @@ import (
 	"github.com/saap-go/agent/config"
 	"github.com/saap-go/agent/discovery"
 	"github.com/saap-go/agent/event"
-	"github.com/saap-go/agent/internal/workers"
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/semantic"
 	"github.com/saap-go/agent/step"
 	"github.com/saap-go/agent/topic"
@@ -185,7 +185,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { eng.Close() }() // after the consumer has stopped (srv.shutdown)
+	defer func() { eng.Close() }() // after the consumer has stopped (srv.Shutdown)
 	if delegates(r.workflow) {
 		// Before the runner consumer, so that no AITL request a run
 		// publishes precedes the consumer that starts its delegate.
@@ -204,9 +204,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	cfg := bus.RunnerConsumer(r.class)
 	cfg.AckWait = r.o.ackWait
 	cfg.MaxDeliver = r.o.maxDeliver
-	srv := newServer(eng, r.o.concurrency, r.log, cfg.MaxDeliver)
+	srv := runloop.New(ctx, eng, r.o.concurrency, r.log, cfg.MaxDeliver)
 	used := cfg
-	cons, err := b.Consume(ctx, cfg, srv.handle)
+	cons, err := b.Consume(ctx, cfg, srv.Deliver)
 	if err != nil {
 		// A drifted consumer that the server refuses to update is logged
 		// and used as it is; any other
@@ -221,9 +221,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			if eng, err = r.engine(b, st, info.Standalone, cur.MaxDeliver); err != nil {
 				return err
 			}
-			srv = newServer(eng, r.o.concurrency, r.log, cur.MaxDeliver)
+			srv = runloop.New(ctx, eng, r.o.concurrency, r.log, cur.MaxDeliver)
 			used = cur
-			cons, err = b.Consume(ctx, cur, srv.handle)
+			cons, err = b.Consume(ctx, cur, srv.Deliver)
 		}
 		if err != nil {
 			return fmt.Errorf("agent: consumer %s: %w", cfg.Durable, err)
@@ -271,10 +271,10 @@ wait:
 			break wait
 		case <-lost:
 			h.setDown("nats", "closed")
-			srv.refuse()
+			srv.Refuse()
 			r.log.Error("agent runner stopping: the NATS connection closed for good")
 			res.closeDiscovery()
-			srv.shutdown(cons, r.o.shutdownTimeout)
+			srv.Shutdown(r.o.shutdownTimeout, cons)
 			return fmt.Errorf("agent: %w: the NATS connection closed for good", bus.ErrClosed)
 		case cause := <-lossOf(cons):
 			h.setDown("consumer", "removed on the server; being recreated")
@@ -284,10 +284,10 @@ wait:
 					break wait
 				}
 				h.setDown("consumer", "removed on the server and could not be recreated")
-				srv.refuse()
+				srv.Refuse()
 				r.log.Error("agent runner stopping", "error", err)
 				res.closeDiscovery()
-				srv.shutdown(cons, r.o.shutdownTimeout)
+				srv.Shutdown(r.o.shutdownTimeout, cons)
 				return err
 			}
 			cons = c
@@ -299,10 +299,10 @@ wait:
 	// No new event is taken from here on: closing discovery may take a
 	// while, and a step running now may publish the next event meanwhile.
 	h.setDown("runner", "stopping")
-	srv.refuse()
+	srv.Refuse()
 	r.log.Info("agent runner stopping", "timeout", r.o.shutdownTimeout)
 	res.closeDiscovery()
-	srv.shutdown(cons, r.o.shutdownTimeout)
+	srv.Shutdown(r.o.shutdownTimeout, cons)
 	return nil
 }
 
@@ -320,7 +320,7 @@ func lossOf(c bus.Consumer) <-chan error {
 // runner does not live on taking nothing. Runs whose stream was deleted
 // lost their record: they are ended with an ExceptionEvent rather than left
 // waiting. It gives up after a few attempts; Run then returns the error.
-func (r *Runner) recoverConsumer(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig, srv *server, eng *engine.Engine,
+func (r *Runner) recoverConsumer(ctx context.Context, b bus.Bus, cfg bus.ConsumerConfig, srv *runloop.Server, eng *engine.Engine,
 	old bus.Consumer, cause error) (bus.Consumer, error) {
 	r.log.Error("agent: the runner consumer was removed on the server; recreating the stream and the consumer", "error", cause)
 	_ = old.Stop()
@@ -339,7 +339,7 @@ func (r *Runner) recoverConsumer(ctx context.Context, b bus.Bus, cfg bus.Consume
 			last = err
 			continue
 		}
-		c, err := b.Consume(ctx, cfg, srv.handle)
+		c, err := b.Consume(ctx, cfg, srv.Deliver)
 		if err != nil {
 			last = err
 			continue
@@ -412,156 +412,6 @@ func (r *resources) close() error {
 }
 
 func consumerName(class string) string { return "agent_runner_" + class }
-
-// server feeds deliveries to the engine with bounded concurrency and makes
-// sure each is settled exactly once, also when shutdown cuts it short.
-type server struct {
-	eng   handler
-	sem   chan struct{}
-	log   *slog.Logger
-	hctx  context.Context // handling context; cancelled at the shutdown deadline
-	abort context.CancelFunc
-
-	stopping atomic.Bool
-	stopped  chan struct{} // closed when shutdown begins: waiters give up
-	inflight sync.WaitGroup
-	workers  *workers.Pool
-
-	maxDeliver int // the consumer's MaxDeliver; -1: no limit
-}
-
-// maxIdle bounds the workers kept waiting after a burst.
-const maxIdle = 64
-
-// handler is what the runner needs from the dispatch engine.
-type handler interface {
-	Handle(ctx context.Context, d bus.Delivery)
-}
-
-func newServer(eng handler, concurrency int, log *slog.Logger, maxDeliver int) *server {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &server{
-		eng: eng, sem: make(chan struct{}, concurrency), log: log,
-		hctx: ctx, abort: cancel, stopped: make(chan struct{}), workers: workers.New(maxIdle),
-		maxDeliver: maxDeliver,
-	}
-}
-
-func (s *server) handle(d bus.Delivery) {
-	// The bus calls this serially: take a slot (backpressure when all are
-	// busy) and handle the event on its own goroutine.
-	if s.stopping.Load() {
-		s.handBack(d)
-		return
-	}
-	select {
-	case s.sem <- struct{}{}:
-	case <-s.stopped:
-		s.handBack(d)
-		return
-	}
-	s.inflight.Add(1)
-	run := func() {
-		defer func() {
-			<-s.sem
-			s.inflight.Done()
-		}()
-		td := &trackedDelivery{Delivery: d}
-		s.eng.Handle(s.hctx, td)
-		if !td.settled.Load() {
-			// The engine returned without settling: shutdown cut it
-			// short. Hand it back so that another delivery retries it.
-			s.handBack(d)
-		}
-	}
-	if d.NumDelivered() > 1 {
-		// A redelivery may be the event that made the process die: it is
-		// handled before the bus hands over the next event, so a crash
-		// cuts short no other redelivery's handling and the engine can
-		// tell the poison event from the ones that came back beside it.
-		run()
-		return
-	}
-	s.workers.Go(run)
-}
-
-// handBack gives back an event this runner did not handle, for another
-// delivery (see bus.HandBack: at its last delivery it is dead-lettered).
-func (s *server) handBack(d bus.Delivery) {
-	ctx, cancel := context.WithTimeout(context.Background(), bus.HandBackTimeout)
-	defer cancel()
-	lettered, err := bus.HandBack(ctx, d, s.maxDeliver, "the runner stopped")
-	switch {
-	case err == nil || errors.Is(err, bus.ErrSettled):
-	case lettered:
-		s.log.Error("an event at its last delivery could not be dead-lettered when the runner stopped; it will not be delivered again",
-			"seq", d.Seq(), "subject", d.Msg().Subject, "error", err)
-	default:
-		s.log.Warn("handing back a control event", "seq", d.Seq(), "error", err)
-	}
-}
-
-// refuse makes the server hand back every event it is given from now on;
-// shutdown begins with it.
-func (s *server) refuse() {
-	if s.stopping.CompareAndSwap(false, true) {
-		close(s.stopped)
-	}
-}
-
-// shutdown stops the consumer, waits up to timeout for the events in hand,
-// then cancels the handling context so that the rest return and are handed
-// back.
-func (s *server) shutdown(c bus.Consumer, timeout time.Duration) {
-	s.refuse()
-	defer s.workers.Close()
-	if err := c.Stop(); err != nil {
-		s.log.Warn("stopping the consumer", "error", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-		s.log.Warn("shutdown timeout: handing back the control events still in hand")
-		s.abort()
-		<-done
-	}
-	s.abort()
-}
-
-// trackedDelivery records whether a delivery was settled.
-type trackedDelivery struct {
-	bus.Delivery
-	settled atomic.Bool
-}
-
-// Ack is not cancelled by the shutdown deadline: the event was handled, and
-// acknowledging it spares a needless re-run.
-func (d *trackedDelivery) Ack(ctx context.Context) error {
-	d.settled.Store(true)
-	return d.Delivery.Ack(context.WithoutCancel(ctx))
-}
-
-func (d *trackedDelivery) Nak(delay time.Duration) error {
-	d.settled.Store(true)
-	return d.Delivery.Nak(delay)
-}
-
-func (d *trackedDelivery) Term(reason string) error {
-	d.settled.Store(true)
-	return d.Delivery.Term(reason)
-}
-
-func (d *trackedDelivery) DeadLetter(ctx context.Context, reason string) error {
-	d.settled.Store(true)
-	return d.Delivery.DeadLetter(ctx, reason)
-}
 
 // engine builds the dispatch engine with the runtime's hooks: the config
 // RPC (or the defaults when Standalone), heartbeats well within AckWait,

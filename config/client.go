@@ -96,7 +96,30 @@ func (c *Client) Fetch(ctx context.Context, class, agentID string) (json.RawMess
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	body, err := json.Marshal(Request{AgentClass: class, AgentID: agentID})
+	return c.fetch(ctx, subject, Request{AgentClass: class, AgentID: agentID})
+}
+
+// ProcessRequest is the body of a process's config request.
+type ProcessRequest struct {
+	ProcessClass string `json:"process_class"`
+	ProcessID    string `json:"process_id"`
+}
+
+// FetchProcess asks for the configuration of process instance processID of
+// class on aihub.rpc.config.process.<class>.<id>, with the errors of Fetch.
+func (c *Client) FetchProcess(ctx context.Context, class, processID string) (json.RawMessage, error) {
+	if c == nil || c.req == nil {
+		return nil, errors.New("config: Client has no bus (use NewClient)")
+	}
+	subject, err := topic.ProcessConfig(class, processID).Subject()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return c.fetch(ctx, subject, ProcessRequest{ProcessClass: class, ProcessID: processID})
+}
+
+func (c *Client) fetch(ctx context.Context, subject string, req any) (json.RawMessage, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("config: encoding the request: %w", err)
 	}

@@ -142,6 +142,50 @@ func TestFetchSubjectAndBody(t *testing.T) {
 	})
 }
 
+// A process's configuration comes over the same RPC on the process
+// subject, with the process's names in the body; found:false is
+// ErrNotFound, as for agents.
+func TestFetchProcess(t *testing.T) {
+	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
+		class := uniqueClass()
+		subject, _ := topic.ProcessConfig(class, "acme").Subject()
+		got := make(chan *bus.Msg, 2)
+		var notFound atomic.Bool
+		sub, err := b.Subscribe(t.Context(), subject, "", func(m *bus.Msg) {
+			got <- m
+			body := `{"config": {"limit": 3}, "found": true}`
+			if notFound.Load() {
+				body = `{"config": null, "found": false, "error": "no profile acme"}`
+			}
+			_ = bus.Respond(context.Background(), b, m, []byte(body), nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		c := config.NewClient(b)
+		raw, err := c.FetchProcess(t.Context(), class, "acme")
+		if err != nil || string(raw) != `{"limit": 3}` {
+			t.Fatalf("FetchProcess = %s, %v", raw, err)
+		}
+		m := <-got
+		if m.Subject != "aihub.rpc.config.process."+class+".acme" {
+			t.Errorf("subject = %q", m.Subject)
+		}
+		var body map[string]any
+		if err := json.Unmarshal(m.Data, &body); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]any{"process_class": class, "process_id": "acme"}, body); diff != "" {
+			t.Errorf("body (-want +got):\n%s", diff)
+		}
+		notFound.Store(true)
+		if _, err := c.FetchProcess(t.Context(), class, "acme"); !errors.Is(err, config.ErrNotFound) {
+			t.Errorf("found:false: got %v, want ErrNotFound", err)
+		}
+	})
+}
+
 func TestFetchErrors(t *testing.T) {
 	bustest.EachNATS(t, func(t *testing.T, b *natsbus.Bus) {
 		class := uniqueClass()

@@ -34,5 +34,7 @@
 // back, and repeats up to a limit. Tools marked with RequireApproval are
 // asked about with a ToolApprovalRequestEvent; the conversation waits in
 // the run state, so the answer is taken up by whichever process receives
-// it.
+// it. Loop.Guards checks a turn at three points (the input before the
+// first call, the final answer, each tool call): package guard provides
+// the guards.
 package llm

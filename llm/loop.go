@@ -67,6 +67,12 @@ type Loop struct {
 	Name string
 	// StreamOptions are passed to StreamTo for every call.
 	StreamOptions []StreamOption
+	// Guards, when set, checks each turn: the input before the first model
+	// call, the final answer before it becomes the run's answer, and each
+	// tool call before it runs (package guard builds one). With Guards the
+	// final answer's chunks are published once the answer has passed, so a
+	// rewritten answer is never shown in its first form.
+	Guards TurnGuard
 }
 
 func (l *Loop) name() string { return cmpOr(l.Name, "llm") }
@@ -86,7 +92,11 @@ func (l *Loop) maxIterations() int {
 // ToolEvents of its calls, then the run's LLMStopEvent or the next
 // approval question.
 func (l *Loop) Steps() []*step.Step {
-	emits := step.Emits((*event.LLMEvent)(nil), (*event.ToolEvent)(nil), (*event.LLMStopEvent)(nil), (*event.ToolApprovalRequestEvent)(nil))
+	samples := []event.Event{(*event.LLMEvent)(nil), (*event.ToolEvent)(nil), (*event.LLMStopEvent)(nil), (*event.ToolApprovalRequestEvent)(nil)}
+	if e, ok := l.Guards.(interface{ Emits() []event.Event }); ok {
+		samples = append(samples, e.Emits()...)
+	}
+	emits := step.Emits(samples...)
 	n := l.name()
 	return []*step.Step{
 		step.New(l.Answer, step.Name(n+"_answer"), emits),
@@ -160,7 +170,32 @@ func (l *Loop) run(ctx step.Context, msgs []Message, extraSystem string) ([]even
 		return nil, errors.New("llm: Loop without a Provider")
 	}
 	st := &loopState{Messages: append([]Message(nil), msgs...)}
-	return l.advance(ctx, st, extraSystem)
+	var outs []event.Event
+	if l.Guards != nil {
+		res, err := l.Guards.CheckTurn(ctx, l.guardCheck(GuardInput, l.system(extraSystem), st.Messages))
+		if err != nil {
+			return nil, fmt.Errorf("llm: guard the input: %w", err)
+		}
+		outs = append(outs, res.Events...)
+		if res.Stop != nil {
+			return append(outs, res.Stop), nil
+		}
+		if res.Instruction != "" {
+			extraSystem = strings.TrimSpace(extraSystem + "\n\n" + res.Instruction)
+		}
+	}
+	evs, err := l.advance(ctx, st, extraSystem)
+	if err != nil {
+		return nil, err
+	}
+	return append(outs, evs...), nil
+}
+
+func (l *Loop) system(extra string) string {
+	if extra == "" {
+		return l.System
+	}
+	return strings.TrimSpace(l.System + "\n\n" + extra)
 }
 
 // Approval is the step that takes the answer to an approval question.
@@ -226,10 +261,7 @@ func (l *Loop) Resume(ctx step.Context, callID string, ok, expired bool) ([]even
 // be asked, or the limit is reached.
 func (l *Loop) advance(ctx step.Context, st *loopState, extraSystem string) ([]event.Event, error) {
 	var outs []event.Event
-	system := l.System
-	if extraSystem != "" {
-		system = strings.TrimSpace(system + "\n\n" + extraSystem)
-	}
+	system := l.system(extraSystem)
 	for {
 		if len(st.Pending) > 0 {
 			if q, err := l.nextQuestion(st); err != nil || q != nil {
@@ -241,8 +273,17 @@ func (l *Loop) advance(ctx step.Context, st *loopState, extraSystem string) ([]e
 				}
 				return append(outs, q), nil
 			}
-			results, evs := l.runTools(ctx, st)
+			results, evs, stop, err := l.runTools(ctx, st)
+			if err != nil {
+				return nil, err
+			}
 			outs = append(outs, evs...)
+			if stop != nil {
+				if err := ctx.RunState().Delete(ctx, l.stateKey()); err != nil {
+					ctx.Logger().WarnContext(ctx, "llm: could not clear the tool loop's state", "error", err)
+				}
+				return append(outs, stop), nil
+			}
 			st.Messages = append(st.Messages, Message{Role: RoleTool, Content: results})
 			st.Pending, st.Decisions = nil, nil
 		}
@@ -253,7 +294,12 @@ func (l *Loop) advance(ctx step.Context, st *loopState, extraSystem string) ([]e
 		}
 		req := l.Params
 		req.Model, req.System, req.Messages, req.Tools = l.Model, system, st.Messages, l.definitions()
-		call, err := StreamTo(ctx, l.Provider, &req, l.streamOptions()...)
+		var held []event.Event
+		opts := l.streamOptions()
+		if l.Guards != nil {
+			opts = append(opts[:len(opts):len(opts)], holdChunks(&held))
+		}
+		call, err := StreamTo(ctx, l.Provider, &req, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -264,11 +310,67 @@ func (l *Loop) advance(ctx step.Context, st *loopState, extraSystem string) ([]e
 			if err := ctx.RunState().Delete(ctx, l.stateKey()); err != nil {
 				ctx.Logger().WarnContext(ctx, "llm: could not clear the tool loop's state", "error", err)
 			}
-			return append(outs, call.StopEvent()), nil
+			if l.Guards == nil {
+				return append(outs, call.StopEvent()), nil
+			}
+			return l.guardAnswer(ctx, outs, held, system, st.Messages, call)
+		}
+		if err := emitAll(ctx, held); err != nil {
+			return nil, err
 		}
 		outs = append(outs, call.Event)
 		st.Pending = uses
 	}
+}
+
+// guardAnswer checks the final answer of call and returns the step's
+// results: the guards' decisions, then the run's answer (rewritten if a
+// guard rewrote it) or the guards' stop. The held chunks are published only
+// for an answer that passed unchanged.
+func (l *Loop) guardAnswer(ctx step.Context, outs, held []event.Event, system string, msgs []Message, call *Call) ([]event.Event, error) {
+	answer := call.Response.Message
+	res, err := l.Guards.CheckTurn(ctx, withAnswer(l.guardCheck(GuardOutput, system, msgs[:len(msgs)-1]), &answer))
+	if err != nil {
+		return nil, fmt.Errorf("llm: guard the answer: %w", err)
+	}
+	outs = append(outs, res.Events...)
+	if res.Stop != nil {
+		return append(outs, res.Stop), nil
+	}
+	stop := call.StopEvent()
+	if res.Answer == nil {
+		if err := emitAll(ctx, held); err != nil {
+			return nil, err
+		}
+		return append(outs, stop), nil
+	}
+	if n := len(stop.OutputMessages); n > 0 {
+		stop.OutputMessages[n-1] = EventMessages("", []Message{*res.Answer})[0]
+	}
+	if text := res.Answer.Text(); text != "" {
+		if err := ctx.Emit(&event.ChunkEvent{Content: text, ModelName: cmpOr(l.Model, "aihub")}); err != nil {
+			return nil, fmt.Errorf("llm: publish a chunk: %w", err)
+		}
+	}
+	return append(outs, stop), nil
+}
+
+func (l *Loop) guardCheck(at GuardPoint, system string, msgs []Message) *GuardCheck {
+	return &GuardCheck{Point: at, Model: l.Model, Provider: l.Provider.Name(), System: system, Messages: msgs}
+}
+
+func withAnswer(c *GuardCheck, answer *Message) *GuardCheck {
+	c.Answer = answer
+	return c
+}
+
+func emitAll(ctx step.Context, evs []event.Event) error {
+	for _, e := range evs {
+		if err := ctx.Emit(e); err != nil {
+			return fmt.Errorf("llm: publish a chunk: %w", err)
+		}
+	}
+	return nil
 }
 
 func (l *Loop) streamOptions() []StreamOption {
@@ -338,10 +440,15 @@ func compactJSON(raw json.RawMessage) string {
 // runTools runs the pending calls that may run, in parallel, and returns
 // every call's result in the model's order, with a ToolEvent per call run that
 // carries the result (member "result") or the error (member "error"), and
-// when the call started and ended ("started_at", "ended_at").
-func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event) {
+// when the call started and ended ("started_at", "ended_at"). With Guards,
+// each call is checked before it runs: the guards' decisions come before
+// the calls' ToolEvents, a refused call does not run, and a guard's stop
+// ends the run (returned as stop).
+func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event, event.Event, error) {
 	results := make([]Block, len(st.Pending))
 	ran := make([]event.Event, len(st.Pending))
+	guarded := make([]GuardResult, len(st.Pending))
+	errs := make([]error, len(st.Pending))
 	var wg sync.WaitGroup
 	for i, u := range st.Pending {
 		c := l.tool(u.ToolName)
@@ -360,6 +467,17 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if l.Guards != nil {
+				c := l.guardCheck(GuardToolCall, l.System, st.Messages)
+				c.ToolUse = &u
+				res, err := l.Guards.CheckTurn(ctx, c)
+				guarded[i], errs[i] = res, err
+				if err != nil || res.Stop != nil || res.Refusal != "" {
+					results[i] = ToolResult(u.ToolUseID, "error: "+cmpOr(res.Refusal, "a guard stopped this call")+"; it was not run", true)
+					ran[i] = nil
+					return
+				}
+			}
 			start := time.Now()
 			out, stack, err := callTool(ctx, c, u.Input)
 			attachTime(ran[i], "started_at", start)
@@ -379,13 +497,23 @@ func (l *Loop) runTools(ctx step.Context, st *loopState) ([]Block, []event.Event
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, nil, fmt.Errorf("llm: guard a tool call: %w", err)
+	}
 	evs := make([]event.Event, 0, len(ran))
+	var stop event.Event
+	for _, g := range guarded {
+		evs = append(evs, g.Events...)
+		if stop == nil {
+			stop = g.Stop
+		}
+	}
 	for _, e := range ran {
 		if e != nil {
 			evs = append(evs, e)
 		}
 	}
-	return results, evs
+	return results, evs, stop, nil
 }
 
 // attach records a call's outcome on its ToolEvent as the member key,

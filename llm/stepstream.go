@@ -15,6 +15,7 @@ type streamConfig struct {
 	prices     Prices
 	noTags     bool
 	chunkModel string
+	held       *[]event.Event
 }
 
 // WithPrices prices each call with p and publishes its LLMCostEvent; a
@@ -79,7 +80,7 @@ func StreamTo(ctx step.Context, p Provider, req *Request, opts ...StreamOption) 
 		return nil, callError(ctx, p, err)
 	}
 	defer s.Close()
-	em := emitter{ctx: ctx, model: cmpOr(cfg.chunkModel, req.Model), tags: !cfg.noTags}
+	em := emitter{ctx: ctx, model: cmpOr(cfg.chunkModel, req.Model), tags: !cfg.noTags, held: cfg.held}
 	var acc Accumulator
 	for s.Next() {
 		ev := s.Event()
@@ -137,6 +138,7 @@ type emitter struct {
 	split ThinkSplitter
 	index int
 	segs  []Segment
+	held  *[]event.Event
 }
 
 func (e *emitter) event(ev *StreamEvent) error {
@@ -188,6 +190,10 @@ func (e *emitter) chunk(s string) error {
 	c := &event.ChunkEvent{Content: s, ModelName: e.model}
 	if c.ModelName == "" {
 		c.ModelName = "aihub"
+	}
+	if e.held != nil {
+		*e.held = append(*e.held, c)
+		return nil
 	}
 	if err := e.ctx.Emit(c); err != nil {
 		return fmt.Errorf("llm: publish a chunk: %w", err)

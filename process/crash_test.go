@@ -56,7 +56,7 @@ func crashRunner() int {
 	}
 	err = process.Run(ctx, p, process.WithBus(b), process.WithStore(st), process.WithLogger(log),
 		process.WithAckWait(2*time.Second), process.WithConfigTimeout(time.Second),
-		process.WithReady(crashtest.Ready))
+		process.WithReady(func(process.Info) { crashtest.Ready() }))
 	if err != nil {
 		log.Error("run", "error", err)
 		return 1

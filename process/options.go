@@ -2,9 +2,11 @@ package process
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/bus"
@@ -22,7 +24,8 @@ type options struct {
 	configTimeout time.Duration
 	heartbeat     time.Duration
 	tick          time.Duration
-	ready         func()
+	ready         func(Info)
+	budget        time.Duration
 	hidden        bool
 	concurrency   int
 	shutdown      time.Duration
@@ -31,13 +34,14 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		log:           slog.Default(),
-		ackWait:       bus.DefaultAckWait,
-		maxDeliver:    bus.DefaultMaxDeliver,
+		ackWait:       runloop.DefaultAckWait,
+		maxDeliver:    runloop.DefaultMaxDeliver,
+		budget:        runloop.DefaultOutageBudget,
 		configTimeout: 5 * time.Second,
 		heartbeat:     10 * time.Second,
 		tick:          time.Second,
 		concurrency:   DefaultConcurrency,
-		shutdown:      10 * time.Second,
+		shutdown:      DefaultShutdownTimeout,
 	}
 }
 
@@ -89,15 +93,31 @@ func WithAckWait(d time.Duration) Option {
 	}
 }
 
-// WithMaxDeliver sets the runner consumer's MaxDeliver (default 5, as agent
-// runners). The delivery that reaches it without being handled is
-// dead-lettered.
+// WithMaxDeliver sets the runner consumer's MaxDeliver (default -1, no
+// limit, as agent runners: the outage budget decides when a failing work
+// event is given up). With a limit, the delivery before it is the last try:
+// the work event is dead-lettered there rather than dropped by the server.
 func WithMaxDeliver(n int) Option {
 	return func(o *options) error {
-		if n < 1 {
-			return errors.New("process: WithMaxDeliver below 1")
+		if n != -1 && n < 2 {
+			return fmt.Errorf("process: WithMaxDeliver: %d must be at least 2 (one try and the delivery that gives up), or -1 for no limit", n)
 		}
 		o.maxDeliver = n
+		return nil
+	}
+}
+
+// OutageBudget sets how long the runner retries a work event whose
+// handling fails for a transient reason, counted as the sum of the retry
+// delays (default DefaultOutageBudget, 10 minutes, as agent runners). When
+// it is spent the walkthrough ends with a ProcessExceptionEvent and the
+// event is dead-lettered. 0 gives up at the first failure.
+func OutageBudget(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("process: OutageBudget: %v is negative", d)
+		}
+		o.budget = d
 		return nil
 	}
 }
@@ -126,8 +146,8 @@ func WithTimeoutTick(d time.Duration) Option {
 	}
 }
 
-// WithReady calls f once the consumers run.
-func WithReady(f func()) Option {
+// WithReady calls f with the runner's Info once the consumers run.
+func WithReady(f func(Info)) Option {
 	return func(o *options) error { o.ready = f; return nil }
 }
 
@@ -137,12 +157,20 @@ func Discoverable(on bool) Option {
 	return func(o *options) error { o.hidden = !on; return nil }
 }
 
-// DefaultConcurrency is how many work events a runner handles at once.
-const DefaultConcurrency = 16
+// Defaults of the runner: those of agent runners.
+const (
+	// DefaultConcurrency is how many work events a runner handles at once.
+	DefaultConcurrency = runloop.DefaultConcurrency
+	// DefaultShutdownTimeout bounds how long a stopping runner waits for
+	// the work events in hand.
+	DefaultShutdownTimeout = runloop.DefaultShutdownTimeout
+	// DefaultOutageBudget is how long a failing work event is retried.
+	DefaultOutageBudget = runloop.DefaultOutageBudget
+)
 
 // WithConcurrency sets how many work events the runner handles at once
-// (default DefaultConcurrency). With 1 they are handled one after the
-// other, in the consumer's goroutine, as the test harness needs.
+// (default DefaultConcurrency, as agent runners). With 1 they are handled
+// one after the other, in the consumer's goroutine.
 func WithConcurrency(n int) Option {
 	return func(o *options) error {
 		if n < 1 {
@@ -154,7 +182,8 @@ func WithConcurrency(n int) Option {
 }
 
 // WithShutdownTimeout bounds how long a stopping runner waits for the work
-// events in hand (default 10 s); the rest are handed back.
+// events in hand (default DefaultShutdownTimeout, 25 s, as agent runners);
+// the rest are handed back.
 func WithShutdownTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/saap-go/agent/internal/engine"
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/bus"
@@ -68,6 +68,7 @@ type Runner struct {
 	c     *compiled
 	o     options
 	ready chan struct{}
+	last  uint64 // the delivery at which a failing work event is given up
 }
 
 // NewRunner validates p and the options.
@@ -98,6 +99,13 @@ func (r *Runner) Ready() <-chan struct{} { return r.ready }
 // Workflow returns the validated process workflow.
 func (r *Runner) Workflow() *step.Workflow { return r.c.wf }
 
+// Info describes a running process runner, as WithReady reports it.
+type Info struct {
+	Class    string // the process class
+	Stream   string // the class's JetStream stream, process_<Class>_stream
+	Consumer string // the shared durable, process_runner_<Class>
+}
+
 // Run serves until ctx is cancelled; deliveries in hand when it stops come
 // back to another runner, or to this one after a restart.
 func (r *Runner) Run(ctx context.Context) error {
@@ -105,20 +113,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := b.EnsureStream(ctx, Stream(r.c.class)); err != nil {
 		return fmt.Errorf("process: stream %s: %w", topic.ProcessStreamName(r.c.class), err)
 	}
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	var inflight sync.WaitGroup
-	defer r.drain(&inflight, cancel) // after the consumers stopped
+	r.last = runloop.LastDelivery(r.o.budget, r.o.maxDeliver, bus.Backoff)
+	srv := runloop.New(ctx, runloop.HandlerFunc(r.handle), r.o.concurrency, r.o.log, r.o.maxDeliver)
 	var consumers []bus.Consumer
-	defer func() {
-		for _, c := range consumers {
-			if err := c.Stop(); err != nil {
-				r.o.log.Warn("process: stopping a consumer", "error", err)
-			}
-		}
-	}()
+	defer func() { srv.Shutdown(r.o.shutdown, consumers...) }()
 	if r.c.agentRoutes() {
-		d := &delegator{c: r.c, o: r.o, ctx: hctx}
+		d := &delegator{c: r.c, o: r.o, ctx: srv.Context()}
 		cs, err := d.start(ctx)
 		consumers = append(consumers, cs...)
 		if err != nil {
@@ -131,7 +131,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("process: discovery: %w", err)
 		}
-		sub, err := serveDiscovery(hctx, b, resp, r.o)
+		sub, err := serveDiscovery(ctx, b, resp, r.o)
 		if err != nil {
 			return fmt.Errorf("process: discovery: %w", err)
 		}
@@ -141,66 +141,37 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("process: %w", err)
 	}
-	cfg := bus.ConsumerConfig{Stream: topic.ProcessStreamName(r.c.class), Durable: ConsumerName(r.c.class),
+	info := Info{Class: r.c.class, Stream: topic.ProcessStreamName(r.c.class), Consumer: ConsumerName(r.c.class)}
+	cfg := bus.ConsumerConfig{Stream: info.Stream, Durable: info.Consumer,
 		FilterSubject: filter, AckWait: r.o.ackWait, MaxDeliver: r.o.maxDeliver}
-	handle := func(d bus.Delivery) { r.handle(hctx, d) }
-	if r.o.concurrency > 1 {
-		sem := make(chan struct{}, r.o.concurrency)
-		handle = func(d bus.Delivery) {
-			sem <- struct{}{} // backpressure when all slots are busy
-			inflight.Add(1)
-			go func() {
-				defer func() {
-					<-sem
-					inflight.Done()
-				}()
-				r.handle(hctx, d)
-			}()
-		}
-	}
-	cons, err := b.Consume(ctx, cfg, handle)
+	cons, err := b.Consume(ctx, cfg, srv.Deliver)
 	if err != nil {
 		return fmt.Errorf("process: consumer %s: %w", cfg.Durable, err)
 	}
 	consumers = append(consumers, cons)
 	close(r.ready)
 	if r.o.ready != nil {
-		r.o.ready()
+		r.o.ready(info)
 	}
 	r.o.log.Info("process runner ready", "consumer", cfg.Durable)
 	<-ctx.Done()
-	r.o.log.Info("process runner stopping")
+	srv.Refuse()
+	r.o.log.Info("process runner stopping", "timeout", r.o.shutdown)
 	return nil
-}
-
-// drain waits up to the shutdown timeout for the events in hand, then
-// cancels their context: what is not settled by then comes back later.
-func (r *Runner) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) {
-	done := make(chan struct{})
-	go func() {
-		inflight.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(r.o.shutdown)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		r.o.log.Warn("process: shutdown timeout; the work events still in hand come back later")
-		cancel()
-		<-done
-	}
 }
 
 // handle processes and settles one delivery.
 func (r *Runner) handle(ctx context.Context, d bus.Delivery) {
 	err := r.Process(ctx, d)
 	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(err, errRefused) && !engine.IsPermanent(err):
+		// Cut short by the stop: not a failure of the event. Left
+		// unsettled, it is handed back without a delay.
 	case err == nil:
 		if aerr := d.Ack(ctx); aerr != nil && !errors.Is(aerr, bus.ErrSettled) {
 			r.o.log.Warn("process: ack", "error", aerr)
 		}
-	case errors.Is(err, errRefused), engine.IsPermanent(err), d.NumDelivered() >= uint64(r.o.maxDeliver):
+	case errors.Is(err, errRefused), engine.IsPermanent(err), d.NumDelivered() >= r.last:
 		r.o.log.Error("process: work event dead-lettered", "subject", d.Msg().Subject, "error", err)
 		if !errors.Is(err, errRefused) {
 			r.giveUp(ctx, d, err)
@@ -372,19 +343,6 @@ func (r *Runner) Process(ctx context.Context, d bus.Delivery) error {
 	return nil
 }
 
-// configRequest and configReply are the configuration RPC of a process
-// instance, shaped like the agents' one.
-type configRequest struct {
-	ProcessClass string `json:"process_class"`
-	ProcessID    string `json:"process_id"`
-}
-
-type configReply struct {
-	Config json.RawMessage `json:"config"`
-	Found  *bool           `json:"found"`
-	Error  *string         `json:"error"`
-}
-
 // resolveConfig fetches the process configuration once per walkthrough,
 // on its start event, and keeps it in the walkthrough's state. Without an
 // answer (no platform, a timeout, an error) the start event's own
@@ -421,29 +379,7 @@ func (r *Runner) resolveConfig(ctx context.Context, run store.RunKey, t topic.Pr
 }
 
 func (r *Runner) fetchConfig(ctx context.Context, id string) (json.RawMessage, error) {
-	subj, err := topic.ProcessConfig(r.c.class, id).Subject()
-	if err != nil {
-		return nil, err
-	}
-	body, _ := json.Marshal(configRequest{ProcessClass: r.c.class, ProcessID: id})
-	rctx, cancel := context.WithTimeout(ctx, r.o.configTimeout)
-	defer cancel()
-	reply, err := r.o.bus.Request(rctx, &bus.Msg{Subject: subj, Data: body})
-	if err != nil {
-		return nil, err
-	}
-	var cr configReply
-	if err := json.Unmarshal(reply.Data, &cr); err != nil {
-		return nil, fmt.Errorf("configuration reply on %s: %w", subj, err)
-	}
-	if cr.Found != nil && !*cr.Found {
-		msg := "not found"
-		if cr.Error != nil {
-			msg = *cr.Error
-		}
-		return nil, fmt.Errorf("configuration of %s/%s: %s", r.c.class, id, msg)
-	}
-	return cr.Config, nil
+	return config.NewClient(r.o.bus, config.WithTimeout(r.o.configTimeout)).FetchProcess(ctx, r.c.class, id)
 }
 
 // history reads the walkthrough's work events from the stream, from its

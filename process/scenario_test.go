@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 	memstore "github.com/saap-go/agent/store/memory"
 
 	"github.com/saap-go/agent/agenttest"
+	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/process"
 	"github.com/saap-go/agent/step"
@@ -220,13 +222,18 @@ func (failingStore) Claim(context.Context, store.RunKey, store.ClaimRequest) (st
 	return store.ClaimResult{}, errors.New("failingStore: down")
 }
 
-// TestGivingUp: an event that cannot be handled within MaxDeliver
-// deliveries is dead-lettered and ends its walkthrough visibly.
+// TestGivingUp: an event that cannot be handled within the outage budget
+// (10 minutes of retry delays, as agent runners) is dead-lettered and ends
+// its walkthrough visibly, and not before.
 func TestGivingUp(t *testing.T) {
 	h := agenttest.NewProcess(t, onboardingProcess(), agenttest.WithStore(failingStore{memstore.New()}))
 	w := h.Start("acme", &Application{Applicant: "ada"})
-	for range 5 {
-		h.Advance(time.Minute)
+	retries := uint64(0)
+	for ; retries < 100 && len(h.DeadLetters()) == 0; retries++ {
+		h.Advance(time.Minute) // past every retry delay: one more delivery
+	}
+	if want := runloop.LastDelivery(process.DefaultOutageBudget, -1, bus.Backoff) - 1; retries != want {
+		t.Errorf("given up after %d retries, want %d: those whose delays fit the outage budget", retries, want)
 	}
 	agenttest.Equal(t, w.Names(), []string{"Application", "ProcessExceptionEvent"})
 	if exc := w.Last("ProcessExceptionEvent").(*event.ProcessExceptionEvent); !strings.Contains(exc.Message, "failingStore: down") {

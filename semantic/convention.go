@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -338,7 +340,8 @@ func (c *conv) documents(prefix string, nodes []event.IngestedNode) {
 	}
 }
 
-// find returns the T that ev is or embeds (at any depth), or nil.
+// find returns the T that ev is or embeds (at any depth), or nil. The way
+// to T is found once per event type: find is on every traced event's path.
 func find[T any](ev event.Event) *T {
 	if t, ok := any(ev).(*T); ok {
 		return t
@@ -347,26 +350,88 @@ func find[T any](ev event.Event) *T {
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil
 	}
-	want := reflect.TypeFor[T]()
-	level := []reflect.Value{v.Elem()}
+	path := embedPath(v.Elem().Type(), reflect.TypeFor[T]())
+	if path == nil {
+		return nil
+	}
+	return v.Elem().FieldByIndex(path).Addr().Interface().(*T)
+}
+
+// embedPaths caches, per wanted type, per event type, the field indexes
+// that lead to the embedded wanted type; an empty path means none.
+var embedPaths sync.Map // reflect.Type -> *sync.Map of reflect.Type -> []int
+
+func embedPath(in, want reflect.Type) []int {
+	m, ok := embedPaths.Load(want)
+	if !ok {
+		m, _ = embedPaths.LoadOrStore(want, new(sync.Map))
+	}
+	paths := m.(*sync.Map)
+	if p, ok := paths.Load(in); ok {
+		return p.([]int)
+	}
+	p := searchEmbedded(in, func(f reflect.StructField) bool { return f.Anonymous && f.Type == want })
+	paths.Store(in, p)
+	return p
+}
+
+// searchEmbedded walks the struct in and its embedded structs breadth
+// first, as Go's field promotion does, and returns the index path of the
+// first field match accepts, or nil.
+func searchEmbedded(in reflect.Type, match func(reflect.StructField) bool) []int {
+	level := [][]int{nil}
 	for len(level) > 0 {
-		var next []reflect.Value
-		for _, s := range level {
+		var next [][]int
+		for _, at := range level {
+			s := in
+			if at != nil {
+				s = in.FieldByIndex(at).Type
+			}
 			for i := range s.NumField() {
-				f := s.Type().Field(i)
-				if !f.Anonymous || f.Type.Kind() != reflect.Struct {
-					continue
+				f := s.Field(i)
+				here := append(append([]int(nil), at...), i)
+				if match(f) {
+					return here
 				}
-				fv := s.Field(i)
-				if f.Type == want {
-					return fv.Addr().Interface().(*T)
+				if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.Anonymous && f.Type.Kind() == reflect.Struct && name == "" {
+					next = append(next, here)
 				}
-				next = append(next, fv)
 			}
 		}
 		level = next
 	}
 	return nil
+}
+
+// contentPaths caches, per event type, the index path of its string
+// member "content"; an empty path means it has none.
+var contentPaths sync.Map // reflect.Type -> []int
+
+// contentOf is the event's member "content" if it is a string, as its JSON
+// would carry it, without encoding the event.
+func contentOf(ev event.Event) (string, bool) {
+	v := reflect.ValueOf(ev)
+	if v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
+		in := v.Elem().Type()
+		p, ok := contentPaths.Load(in)
+		if !ok {
+			p = searchEmbedded(in, func(f reflect.StructField) bool {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				return name == "content" && f.Type.Kind() == reflect.String
+			})
+			contentPaths.Store(in, p)
+		}
+		if path := p.([]int); path != nil {
+			return v.Elem().FieldByIndex(path).String(), true
+		}
+	}
+	if raw, ok := event.Extra(ev, "content"); ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // exceptionType names the type of the exception ev reports: the

@@ -21,7 +21,8 @@
 // input.value, output.value (the ToolEvent's "result" member) and
 // tool.id; a ToolEvent with an "error" member marks its span failed, and
 // one with "started_at" and "ended_at" (Unix nanoseconds) gives its span
-// the call's own start and end.
+// the call's own start and end, as does a guard event (a GUARDRAIL span:
+// package guard sets them, so guards that ran in parallel overlap).
 //
 // # Spans
 //

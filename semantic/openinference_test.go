@@ -274,6 +274,9 @@ func TestRunSpanInputOutput(t *testing.T) {
 			event.MessageFromString("user", "not this"), event.MessageFromString("assistant", "Bern is the capital.")}}},
 			"Bern is the capital."},
 		{"content", &Answer{Content: "three facts"}, "three facts"},
+		{"received content", withExtra(&event.StopEvent{}, "content", `"kept as received"`), "kept as received"},
+		{"no content", &event.StopEvent{}, ""},
+		{"content not a string", withExtra(&event.StopEvent{}, "content", `[1]`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder(t)
@@ -291,10 +294,25 @@ func TestRunSpanInputOutput(t *testing.T) {
 			m := attrs(rec.tree(t).one("run RunIOAgent"))
 			wantString(t, m, "input.value", "What is the capital?")
 			wantString(t, m, "input.mime_type", "text/plain")
+			if tc.out == "" {
+				if v, ok := m["output.value"]; ok {
+					t.Errorf("output.value = %q, want none: the stop event has no string content", v.AsString())
+				}
+				return
+			}
 			wantString(t, m, "output.value", tc.out)
 			wantString(t, m, "output.mime_type", "text/plain")
 		})
 	}
+}
+
+// withExtra gives ev the member key as a producer that the SDK does not
+// know would send it.
+func withExtra(ev event.Event, key, raw string) event.Event {
+	if err := event.SetExtra(ev, key, []byte(raw)); err != nil {
+		panic(err)
+	}
+	return ev
 }
 
 // A TOOL span lasts as long as its call: from the ToolEvent's
@@ -338,6 +356,50 @@ func TestToolSpanLastsTheCall(t *testing.T) {
 	} {
 		if g := got[name]; !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
 			t.Errorf("%s: span %v to %v, want %v to %v", name, g[0], g[1], want[0], want[1])
+		}
+	}
+}
+
+// A GUARDRAIL span lasts as long as its guard's check: from the guard
+// event's started_at to its ended_at, which package guard sets; guards that
+// ran in parallel overlap.
+func TestGuardSpanLastsTheCheck(t *testing.T) {
+	rec := newRecorder(t)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	at := func(d time.Duration) []byte { return []byte(strconv.FormatInt(t0.Add(d).UnixNano(), 10)) }
+	check := step.New(func(ctx step.Context, q *event.UserMessageEvent) ([]event.Event, error) {
+		slow := &event.AgentSuitabilityAcceptEvent{GuardAcceptEvent: event.GuardAcceptEvent{Reason: "fits"}}
+		quick := &event.SensitiveInfoRejectEvent{GuardRejectionEvent: event.GuardRejectionEvent{Reason: "an IBAN"}, CleanedAnswer: "[IBAN]"}
+		for _, c := range []struct {
+			ev         event.Event
+			start, end time.Duration
+		}{{slow, 0, 3 * time.Second}, {quick, time.Second, 2 * time.Second}} {
+			if err := event.SetExtra(c.ev, "started_at", at(c.start)); err != nil {
+				return nil, err
+			}
+			if err := event.SetExtra(c.ev, "ended_at", at(c.end)); err != nil {
+				return nil, err
+			}
+		}
+		return []event.Event{slow, quick, &event.StopEvent{}}, nil
+	}, step.Name("check"), step.Emits(&event.AgentSuitabilityAcceptEvent{}, &event.SensitiveInfoRejectEvent{}, &event.StopEvent{}))
+	w, err := step.NewWorkflow("GuardTimeAgent", check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.New(t, w, agenttest.WithInterceptors(rec.tracing()), agenttest.FailOnStall()).Start(user())
+	got := map[string][2]time.Time{}
+	for _, s := range rec.spans.Ended() {
+		if k := attrs(s)[semantic.SpanKindKey]; k.AsString() == semantic.KindGuardrail {
+			got[s.Name()] = [2]time.Time{s.StartTime(), s.EndTime()}
+		}
+	}
+	for name, want := range map[string][2]time.Time{
+		"AgentSuitabilityAcceptEvent": {t0, t0.Add(3 * time.Second)},
+		"SensitiveInfoRejectEvent":    {t0.Add(time.Second), t0.Add(2 * time.Second)},
+	} {
+		if g, ok := got[name]; !ok || !g[0].Equal(want[0]) || !g[1].Equal(want[1]) {
+			t.Errorf("%s: GUARDRAIL span %v to %v (found %v), want %v to %v", name, g[0], g[1], ok, want[0], want[1])
 		}
 	}
 }

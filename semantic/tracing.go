@@ -195,8 +195,8 @@ func (t *Tracing) Deliver(ctx context.Context, d interceptor.Delivery) (context.
 // consumerSpans starts the reference's consumer span "<consumer>.receive
 // <event>" and its child "<consumer>.process <event>" under the run span;
 // end closes both.
-// chainKind is built once: the consumer spans are on every delivery's path.
-var chainKind = trace.WithAttributes(attribute.String(SpanKindKey, KindChain))
+// chainKind is set after the start: a start option costs a copy of it.
+var chainKind = attribute.String(SpanKindKey, KindChain)
 
 func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (context.Context, func(error)) {
 	name := event.Name(d.Event)
@@ -215,7 +215,8 @@ func (t *Tracing) consumerSpans(ctx context.Context, d interceptor.Delivery) (co
 	}
 	ctx, recv := t.tracer.Start(ctx, d.Consumer+".receive "+name,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal), chainKind)
+	ctx, proc := t.tracer.Start(ctx, d.Consumer+".process "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	proc.SetAttributes(chainKind)
 	return ctx, func(err error) {
 		if err != nil {
 			proc.RecordError(err)
@@ -428,8 +429,8 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 		if end.Before(from) {
 			from = end
 		}
-		if start, stop, ok := toolTimes(o); ok {
-			from, end = start, stop // the call's own times: parallel calls overlap
+		if start, stop, ok := callTimes(o); ok {
+			from, end = start, stop // the call's own times: parallel calls and guards overlap
 		}
 		as, _ := Attributes(o) // a bare SemanticEvent has none: its span still shows it happened
 		as = append(as, attribute.String(attrEventName, event.Name(o)), attribute.String(attrEventID, o.EventBase().EventID))
@@ -469,10 +470,11 @@ func (t *Tracing) endStep(ctx context.Context, span trace.Span, start time.Time,
 	span.End()
 }
 
-// toolTimes are when a tool call started and ended: the members
-// "started_at" and "ended_at" of its ToolEvent, in Unix nanoseconds.
-func toolTimes(o event.Event) (start, end time.Time, ok bool) {
-	if find[event.ToolEvent](o) == nil {
+// callTimes are when a tool call or a guard's check started and ended: the
+// members "started_at" and "ended_at" of its ToolEvent or guard event, in
+// Unix nanoseconds.
+func callTimes(o event.Event) (start, end time.Time, ok bool) {
+	if find[event.ToolEvent](o) == nil && find[event.GuardEvent](o) == nil {
 		return start, end, false
 	}
 	var s, e int64
@@ -659,17 +661,7 @@ func runOutput(terminal event.Event) (string, bool) {
 		}
 		return "", false
 	}
-	raw, err := event.Marshal(terminal)
-	if err != nil {
-		return "", false
-	}
-	var v struct {
-		Content *string `json:"content"`
-	}
-	if json.Unmarshal(raw, &v) != nil || v.Content == nil {
-		return "", false
-	}
-	return *v.Content, true
+	return contentOf(terminal)
 }
 
 // DeadLettered counts a dead letter.

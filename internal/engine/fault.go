@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/saap-go/agent/internal/runloop"
 	"github.com/saap-go/agent/store"
 
 	"github.com/saap-go/agent/bus"
@@ -121,7 +122,7 @@ func (e *Engine) attempt(ctx context.Context, t topic.Agent) (int64, func(), err
 
 // DefaultOutageBudget is how long, counted in the retry delays the engine
 // asks for, a transient failure is retried before the run is ended.
-const DefaultOutageBudget = 10 * time.Minute
+const DefaultOutageBudget = runloop.DefaultOutageBudget
 
 // WithOutageBudget sets how long transient failures (a store or bus that is
 // unavailable) of one event are retried, counted as the sum of the Nak
@@ -144,22 +145,7 @@ func WithMaxDeliver(n int) Option { return func(e *Engine) { e.maxDeliver = n } 
 // event (a crash loop) settles nothing, so only a later delivery can end
 // the run visibly, and the server sends none after MaxDeliver.
 func (e *Engine) lastDelivery() uint64 {
-	var spent time.Duration
-	n := uint64(1)
-	for ; n < 1<<20; n++ {
-		if e.maxDeliver > 1 && n >= uint64(e.maxDeliver-1) {
-			break
-		}
-		d := e.backoff(n)
-		if d <= 0 {
-			d = time.Second // a zero backoff must not make the budget endless
-		}
-		if spent+d > e.budget {
-			break
-		}
-		spent += d
-	}
-	return n
+	return runloop.LastDelivery(e.budget, e.maxDeliver, e.backoff)
 }
 
 // failed settles a delivery whose handling returned err: a transient error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/guard"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/internal/oispec"
 	"github.com/saap-go/agent/llm"
@@ -80,6 +81,23 @@ var conformanceRuns = []struct {
 			}}
 		return l.Steps()
 	}, "What is 2 + 40?"},
+	{"guards", func() []*step.Step {
+		// The loop's input guards run in parallel; the answer is cleaned by an output guard.
+		judge := llmtest.New(llmtest.Reply(`{"success": true, "reasoning": "a question on taxes"}`))
+		p := llmtest.New(llmtest.Reply("Write to tax@example.ch.").Model("gpt-4o-mini").Usage(20, 5))
+		set := &guard.Set{
+			Input: []guard.Guard{&guard.InputSize{Budget: 4000}, &guard.SensitiveInfo{},
+				&guard.AgentSuitability{Description: "Answers questions on Swiss taxes.", Judge: &guard.ModelJudge{Provider: judge}}},
+			Output: []guard.Guard{&guard.SensitiveInfo{}},
+		}
+		l := &llm.Loop{Provider: p, Model: "gpt-4o-mini", System: "Answer briefly.", Guards: set}
+		return l.Steps()
+	}, "Whom do I ask about VAT?"},
+	{"refused by a guard", func() []*step.Step {
+		p := llmtest.New()
+		l := &llm.Loop{Provider: p, Model: "gpt-4o-mini", Guards: &guard.Set{Input: []guard.Guard{&guard.InputSize{Budget: 3}}}}
+		return l.Steps()
+	}, "A question far too long for the budget"},
 	{"failing step", func() []*step.Step {
 		return []*step.Step{step.New(func(ctx step.Context, m *event.UserMessageEvent) (*event.StopEvent, error) {
 			return nil, step.WithUserMessage(errors.New("database unreachable"), "the agent could not reach its data")
@@ -151,7 +169,7 @@ func TestOpenInferenceConformance(t *testing.T) {
 		}
 	}
 	// The runs made spans of each kind they can make.
-	for kind, n := range map[string]int{"AGENT": 5 + 1, "LLM": 5, "TOOL": 3, "CHAIN": 2} {
+	for kind, n := range map[string]int{"AGENT": 7 + 1, "LLM": 5, "TOOL": 3, "CHAIN": 2, "GUARDRAIL": 5} {
 		if kinds[kind] < n {
 			t.Errorf("%d %s spans, want at least %d; all: %v", kinds[kind], kind, n, kinds)
 		}

@@ -1,4 +1,4 @@
-package agent
+package runloop
 
 import (
 	"log/slog"
@@ -34,8 +34,8 @@ func TestHandBackDeadLettersTheLastDelivery(t *testing.T) {
 			if _, err := mb.Subscribe(ctx, bus.DefaultDeadLetters().Subject("s.>"), "", func(m *bus.Msg) { letters = append(letters, m) }); err != nil {
 				t.Fatal(err)
 			}
-			srv := newServer(nil, 1, quiet, tc.maxDeliver)
-			srv.refuse() // stopping: every event is handed back
+			srv := New(t.Context(), nil, 1, quiet, tc.maxDeliver)
+			srv.Refuse() // stopping: every event is handed back
 			var last uint64
 			cfg := bus.ConsumerConfig{Stream: "s", Durable: "runner", MaxDeliver: tc.maxDeliver}
 			if _, err := mb.Consume(ctx, cfg, func(d bus.Delivery) {
@@ -44,7 +44,7 @@ func TestHandBackDeadLettersTheLastDelivery(t *testing.T) {
 				case 1:
 					_ = d.Nak(0) // a first try that failed
 				case 2:
-					srv.handle(d)
+					srv.Deliver(d)
 				default:
 					_ = d.Ack(ctx)
 				}
