@@ -108,3 +108,17 @@ func TestStreamToKeepsImages(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestEventMessagesDocuments: a document has no content type in an
+// LLMEvent's messages and is left out there; the text and image around it
+// stay.
+func TestEventMessagesDocuments(t *testing.T) {
+	msgs := llm.EventMessages("", []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{
+		llm.Text("Summarise"),
+		{Kind: llm.BlockDocument, Data: []byte("%PDF"), MediaType: "application/pdf"},
+		{Kind: llm.BlockImage, URL: "https://example.com/a.png"},
+	}}})
+	if len(msgs) != 1 || len(msgs[0].Contents) != 2 || msgs[0].Contents[0].Text != "Summarise" || msgs[0].Contents[1].Type != "image" {
+		t.Errorf("messages %+v", msgs)
+	}
+}
