@@ -396,3 +396,48 @@ func TestLLMProviderErrorStatus(t *testing.T) {
 		agenttest.Equal(t, exc.HTTPStatusCode, 503)
 	})
 }
+
+// The user's images and documents reach the model as content blocks, and
+// an image in the model's answer stays in the call's record and the
+// run's answer.
+func TestLLMLoopKeepsImagesAndDocuments(t *testing.T) {
+	pdf := []byte("%PDF-1.7\n1 0 obj\n")
+	photo := "https://example.com/matterhorn.jpg"
+	made := llm.Block{Kind: llm.BlockImage, MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nmap")}
+	p := llmtest.New(llmtest.NewTurn().Text("Here is a map:").Block(made))
+	msg := &event.UserMessageEvent{User: &event.UserIdentity{}, Messages: []event.ChatMessage{{
+		Role: event.RoleUser, AdditionalKwargs: map[string]json.RawMessage{},
+		Blocks: []event.Block{
+			&event.TextBlock{Text: "Where was this taken, and what does the report say?"},
+			&event.ImageBlock{URL: event.Str(photo)},
+			&event.DocumentBlock{Data: pdf, Title: event.Str("report.pdf"), DocumentMimetype: event.Str("application/pdf")},
+			&event.AudioBlock{URL: event.Str("https://example.com/a.mp3")},
+		},
+	}}}
+	res := loopHarness(t, &llm.Loop{Provider: p, Model: "m"}).Start(msg)
+
+	reqs := p.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls, want 1", len(reqs))
+	}
+	agenttest.Equal(t, reqs[0].Messages[0].Content, []llm.Block{
+		llm.Text("Where was this taken, and what does the report say?"),
+		{Kind: llm.BlockImage, URL: photo},
+		{Kind: llm.BlockDocument, Data: pdf, MediaType: "application/pdf", Title: "report.pdf"},
+	})
+	stop, ok := agenttest.TerminalAs[*event.LLMStopEvent](res)
+	if !ok {
+		t.Fatalf("terminal %v, want LLMStopEvent", res.Names())
+	}
+	out := stop.OutputMessages[len(stop.OutputMessages)-1]
+	agenttest.Equal(t, out.Content(), "Here is a map:")
+	if len(out.Contents) != 2 || out.Contents[1].Type != "image" || out.Contents[1].URL == nil ||
+		!strings.HasPrefix(*out.Contents[1].URL, "data:image/png;base64,") {
+		t.Errorf("answer contents = %+v, want the text and the image", out.Contents)
+	}
+	// The call's input record keeps the user's image too.
+	in := stop.InputMessages[0]
+	if len(in.Contents) != 2 || in.Contents[1].Type != "image" || *in.Contents[1].URL != photo {
+		t.Errorf("input contents = %+v, want the text and the photo", in.Contents)
+	}
+}

@@ -33,7 +33,8 @@
 // OnReject, let the turn go on with that instruction to the model (the
 // reference answers such a rejection with a different prompt). The judged
 // guards ask a Judge; ModelJudge asks any llm.Provider for a JSON verdict
-// and parses it, and a judge that gives no verdict accepts, as the
+// and parses it, StructuredJudge asks through the provider's structured
+// output (llm.GenerateObject), and a judge that gives no verdict accepts, as the
 // reference's guards do, so a flaky judge never blocks a user.
 //
 // # Where guards run

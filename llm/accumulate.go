@@ -22,6 +22,7 @@ type accBlock struct {
 	id    string
 	name  string
 	ended bool
+	whole *Block // an EventBlock's block
 }
 
 // Add folds one event. It fails on events that contradict the stream so
@@ -64,6 +65,18 @@ func (a *Accumulator) Add(ev StreamEvent) error {
 			return err
 		}
 		b.ended = true
+	case EventBlock:
+		if ev.Block == nil || (ev.Block.Kind != BlockImage && ev.Block.Kind != BlockDocument) {
+			return fmt.Errorf("llm: block event for block %d carries no image or document", ev.Index)
+		}
+		b, err := a.block(ev.Index, ev.Block.Kind)
+		if err != nil {
+			return err
+		}
+		if b.whole != nil {
+			return fmt.Errorf("llm: a second block event for block %d", ev.Index)
+		}
+		b.whole = ev.Block
 	case EventUsage:
 		mergeUsage(&a.resp.Usage, ev.Usage)
 	case EventStop:
@@ -136,6 +149,8 @@ func (a *Accumulator) Response() *Response {
 			r.Message.Content = append(r.Message.Content, ToolUse(b.id, b.name, in))
 		case BlockThinking:
 			r.Message.Content = append(r.Message.Content, Block{Kind: BlockThinking, Text: b.text.String(), Signature: b.sig})
+		case BlockImage, BlockDocument:
+			r.Message.Content = append(r.Message.Content, *b.whole)
 		default:
 			r.Message.Content = append(r.Message.Content, Text(b.text.String()))
 		}

@@ -19,6 +19,15 @@
 // (WithPrices), and Call.StopEvent the run's LLMStopEvent. A provider's
 // *Error ends the run with an ExceptionEvent of a fitting HTTP status.
 //
+// GenerateObject asks for a value of a Go type: the JSON Schema made from
+// the type goes to the provider as its own structured-output field
+// (Request.ResponseSchema), and the answer is checked against the schema
+// and decoded, or reported as an *ObjectError holding the raw answer.
+//
+// Images and documents are content blocks (BlockImage, BlockDocument)
+// in requests, in the tool loop's conversation and in answers; images a
+// model makes arrive whole as EventBlock.
+//
 // Loop is the tool loop: tools are Go functions with typed arguments
 // (Func, the schema generated from the type) or raw schemas (Raw); the
 // loop runs the tools the model asks for, in parallel, feeds the results

@@ -13,7 +13,8 @@ import (
 // the system instructions first (role "system") when there are any, tool
 // uses as OpenAI-style tool_calls, each tool result as a "tool" message of
 // its own with its tool_call_id, images as image contents. Thinking is
-// left out: it is published as ThoughtEvents.
+// left out (it is published as ThoughtEvents), and so are documents,
+// which the reference's message contents have no type for.
 func EventMessages(system string, msgs []Message) []event.Message {
 	out := make([]event.Message, 0, len(msgs)+1)
 	if system != "" {
@@ -40,6 +41,9 @@ func appendEventMessage(out []event.Message, m Message) []event.Message {
 			}
 			cur.Contents = append(cur.Contents, event.MessageContent{Type: "image", URL: &url})
 			has = true
+		case BlockDocument:
+			// The reference's message contents are text, image and
+			// audio only: a document has no place in the record.
 		case BlockToolUse:
 			cur.ToolCalls = append(cur.ToolCalls, toolCall(b))
 			has = true
@@ -121,6 +125,9 @@ func invocationParameters(req *Request) map[string]json.RawMessage {
 	}
 	if req.Thinking != nil {
 		put("thinking_budget_tokens", req.Thinking.BudgetTokens)
+	}
+	if rs := req.ResponseSchema; rs != nil {
+		put("response_format", map[string]any{"type": "json_schema", "name": cmpOr(rs.Name, "response"), "strict": rs.Strict})
 	}
 	if len(p) == 0 {
 		return nil

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/saap-go/agent/llm"
@@ -88,4 +89,40 @@ func ExampleOpen() {
 	_, _, err := llm.Open("nosuch:model-1")
 	fmt.Println(err != nil)
 	// Output: true
+}
+
+// GenerateObject asks for a value of a Go type: the JSON Schema generated
+// from it goes to the provider's structured-output field, and the answer
+// is checked against it and decoded.
+func ExampleGenerateObject() {
+	type Verdict struct {
+		Suitable bool   `json:"suitable" jsonschema:"description=whether this agent can answer the question"`
+		Reason   string `json:"reason"`
+	}
+	p := llmtest.New(llmtest.Reply(`{"suitable": false, "reason": "it is about cooking"}`))
+	v, err := llm.GenerateObject[Verdict](context.Background(), p, &llm.Request{
+		System:   "You decide whether a question is about Swiss taxes.",
+		Messages: []llm.Message{llm.UserText("How long do I boil an egg?")},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(v.Suitable, v.Reason)
+	// Output: false it is about cooking
+}
+
+// An answer that does not match the schema is an *ObjectError holding the
+// raw answer and what is wrong with it.
+func ExampleObjectError() {
+	type Verdict struct {
+		Suitable bool `json:"suitable"`
+	}
+	p := llmtest.New(llmtest.Reply(`{"suitable": "maybe"}`))
+	_, err := llm.GenerateObject[Verdict](context.Background(), p, &llm.Request{Messages: []llm.Message{llm.UserText("?")}})
+	var bad *llm.ObjectError
+	if errors.As(err, &bad) {
+		fmt.Println(bad.Raw)
+	}
+	// Output: {"suitable": "maybe"}
 }

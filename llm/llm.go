@@ -23,6 +23,7 @@ type BlockKind string
 const (
 	BlockText       BlockKind = "text"
 	BlockImage      BlockKind = "image"
+	BlockDocument   BlockKind = "document"
 	BlockToolUse    BlockKind = "tool_use"
 	BlockToolResult BlockKind = "tool_result"
 	BlockThinking   BlockKind = "thinking"
@@ -39,10 +40,13 @@ type Block struct {
 	// sent back unchanged on the next turn.
 	Signature string
 
-	// Image: either URL or Data with MediaType.
+	// Image and document: either URL or Data with MediaType (a
+	// document's "application/pdf", "text/plain"…).
 	URL       string
 	MediaType string
 	Data      []byte
+	// Title is a document's title or file name.
+	Title string
 
 	// ToolUseID ties a tool use to its result.
 	ToolUseID string
@@ -155,6 +159,11 @@ type Request struct {
 	Stop        []string
 	Thinking    *Thinking
 
+	// ResponseSchema, when set, asks for an answer that is one JSON value
+	// valid against its schema, through the provider's own feature for it.
+	// GenerateObject sets it from a Go type and decodes the answer.
+	ResponseSchema *ResponseSchema
+
 	// Extra holds provider-specific request fields, merged into the
 	// provider's request body as given: the escape hatch for what this
 	// model does not cover.
@@ -215,6 +224,9 @@ const (
 	EventUsage
 	// EventStop ends the message with StopReason.
 	EventStop
+	// EventBlock carries a whole block in Block: an image or document
+	// the model made, which arrives in one piece.
+	EventBlock
 )
 
 // StreamEvent is one event of a model's stream, the same for every
@@ -230,6 +242,8 @@ type StreamEvent struct {
 	ToolName   string
 	Usage      Usage
 	StopReason StopReason
+	// Block is the block of an EventBlock.
+	Block *Block
 	// Model is set on the first event when the provider names the model
 	// that answers.
 	Model string

@@ -126,20 +126,31 @@ const (
 )
 
 // Answer is the step that answers a user's message: the chat history
-// becomes the conversation (system messages are added to System).
+// becomes the conversation (system messages are added to System). The
+// user's images and documents go to the model as content blocks
+// (FromEventBlocks); earlier assistant turns keep their text, as most
+// providers take nothing else from the assistant.
 func (l *Loop) Answer(ctx step.Context, msg *event.UserMessageEvent) ([]event.Event, error) {
 	var msgs []Message
 	var system []string
+	skipped := 0
 	for _, m := range msg.Messages {
-		text := m.Content()
 		switch m.Role {
-		case event.RoleSystem, "developer":
-			system = append(system, text)
-		case "assistant":
-			msgs = append(msgs, AssistantText(text))
+		case event.RoleSystem, event.RoleDeveloper:
+			system = append(system, m.Content())
+		case event.RoleAssistant:
+			msgs = append(msgs, AssistantText(m.Content()))
 		default:
-			msgs = append(msgs, UserText(text))
+			blocks, n := FromEventBlocks(m.Blocks)
+			skipped += n
+			if len(blocks) == 0 {
+				blocks = []Block{Text("")}
+			}
+			msgs = append(msgs, Message{Role: RoleUser, Content: blocks})
 		}
+	}
+	if skipped > 0 {
+		ctx.Logger().InfoContext(ctx, "llm: blocks of the user's message that no model takes were left out", "loop", l.name(), "blocks", skipped)
 	}
 	if len(msgs) == 0 {
 		return nil, step.Userf("the message has no text to answer")

@@ -237,3 +237,32 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestObjects: structured answers recorded from the Messages API, valid
+// and not (a property missing, an answer cut at max_tokens, a refusal),
+// through GenerateObject and a collected stream.
+func TestObjects(t *testing.T) {
+	replaytest.Objects(t, open, "object.json", "object.sse", "object_invalid.json", "object_length.json", "refusal.json")
+}
+
+// TestObjectRequest: the schema goes in output_config.format as a
+// json_schema, and no tool is added for it.
+func TestObjectRequest(t *testing.T) {
+	p, rep := server(t, 200, nil, "object.json")
+	if _, err := llm.GenerateObject[replaytest.City](context.Background(), p, replaytest.ObjectQuestion()); err != nil {
+		t.Fatal(err)
+	}
+	body := rep.Request(t)
+	oc, _ := body["output_config"].(map[string]any)
+	f, _ := oc["format"].(map[string]any)
+	schema, _ := f["schema"].(map[string]any)
+	if f["type"] != "json_schema" || schema["type"] != "object" || schema["additionalProperties"] != false {
+		t.Fatalf("output_config = %v", body["output_config"])
+	}
+	if props, _ := schema["properties"].(map[string]any); props["languages"] == nil {
+		t.Errorf("schema = %v", schema)
+	}
+	if body["tools"] != nil || body["tool_choice"] != nil {
+		t.Errorf("tools %v, tool_choice %v: want none", body["tools"], body["tool_choice"])
+	}
+}

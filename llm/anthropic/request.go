@@ -95,6 +95,13 @@ func NewParams(req *llm.Request, model string) (sdk.MessageNewParams, error) {
 		return p, fmt.Errorf("unknown tool choice %q", req.ToolChoice.Mode)
 	}
 	p.StopSequences = req.Stop
+	if rs := req.ResponseSchema; rs != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(rs.Schema, &schema); err != nil {
+			return p, fmt.Errorf("response schema: not a JSON object: %w", err)
+		}
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
+	}
 	extra := map[string]any{}
 	if req.Temperature != nil {
 		extra["temperature"] = *req.Temperature
@@ -161,6 +168,15 @@ func message(m llm.Message) (bool, []sdk.ContentBlockParamUnion, error) {
 					return false, nil, err
 				}
 				blocks = append(blocks, ib)
+			case llm.BlockDocument:
+				if m.Role == llm.RoleTool {
+					return false, nil, fmt.Errorf("a tool message holds a document; only tool results belong there")
+				}
+				db, err := document(b)
+				if err != nil {
+					return false, nil, err
+				}
+				blocks = append(blocks, db)
 			case llm.BlockToolResult:
 				tr := &sdk.ToolResultBlockParam{
 					ToolUseID: b.ToolUseID,
@@ -212,4 +228,25 @@ func image(b llm.Block) (sdk.ContentBlockParamUnion, error) {
 		return sdk.ContentBlockParamUnion{}, fmt.Errorf("image block has neither URL nor Data with MediaType")
 	}
 	return sdk.NewImageBlockBase64(b.MediaType, base64.StdEncoding.EncodeToString(b.Data)), nil
+}
+
+// document is a document block: a PDF inline or by URL, or plain text.
+func document(b llm.Block) (sdk.ContentBlockParamUnion, error) {
+	var u sdk.ContentBlockParamUnion
+	switch {
+	case b.URL != "":
+		u = sdk.NewDocumentBlock(sdk.URLPDFSourceParam{URL: b.URL})
+	case len(b.Data) == 0:
+		return u, fmt.Errorf("document block has neither URL nor Data")
+	case b.MediaType == "application/pdf":
+		u = sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(b.Data)})
+	case strings.HasPrefix(b.MediaType, "text/"):
+		u = sdk.NewDocumentBlock(sdk.PlainTextSourceParam{Data: string(b.Data)})
+	default:
+		return u, fmt.Errorf("document of type %q: Anthropic takes PDF and plain text", b.MediaType)
+	}
+	if b.Title != "" {
+		u.OfDocument.Title = sdk.String(b.Title)
+	}
+	return u, nil
 }

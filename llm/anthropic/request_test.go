@@ -77,6 +77,22 @@ func TestNewParams(t *testing.T) {
 			{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}},
 			{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AQID"}}]}]}`,
 	}, {
+		name: "documents: PDF inline and by URL, plain text",
+		req: llm.Request{Model: "m", MaxTokens: 10, Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{
+			{Kind: llm.BlockDocument, MediaType: "application/pdf", Data: []byte{1, 2, 3}, Title: "r.pdf"},
+			{Kind: llm.BlockDocument, URL: "https://example.com/r.pdf"},
+			{Kind: llm.BlockDocument, MediaType: "text/plain", Data: []byte("notes")},
+		}}}},
+		want: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[
+			{"type":"document","title":"r.pdf","source":{"type":"base64","media_type":"application/pdf","data":"AQID"}},
+			{"type":"document","source":{"type":"url","url":"https://example.com/r.pdf"}},
+			{"type":"document","source":{"type":"text","media_type":"text/plain","data":"notes"}}]}]}`,
+	}, {
+		name: "response schema as output_config.format",
+		req:  llm.Request{Model: "m", MaxTokens: 10, ResponseSchema: &llm.ResponseSchema{Name: "city", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`), Strict: true}},
+		want: `{"model":"m","max_tokens":10,"output_config":{"format":{"type":"json_schema",
+			"schema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}}}}`,
+	}, {
 		name: "thinking budget raises max_tokens, sampling as extra fields",
 		req:  llm.Request{Model: "m", MaxTokens: 2000, Thinking: &llm.Thinking{BudgetTokens: 5000}, Temperature: ptr(1.0), TopP: ptr(0.9), Stop: []string{"END"}},
 		want: `{"model":"m","max_tokens":9096,"thinking":{"type":"enabled","budget_tokens":5000},"temperature":1,"top_p":0.9,"stop_sequences":["END"]}`,
@@ -123,6 +139,8 @@ func TestNewParamsRejects(t *testing.T) {
 		{"schema not an object", llm.Request{Model: "m", Tools: []llm.Tool{{Name: "t", Schema: json.RawMessage(`{"type":"string"}`)}}}, "arguments are an object"},
 		{"image in assistant turn", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{{Kind: llm.BlockImage, URL: "u"}}}}}, "message 0 (assistant)"},
 		{"image without data", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockImage}}}}}, "neither URL nor Data"},
+		{"document of another type", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockDocument, MediaType: "application/zip", Data: []byte{1}}}}}}, "PDF and plain text"},
+		{"response schema not an object", llm.Request{Model: "m", ResponseSchema: &llm.ResponseSchema{Schema: json.RawMessage(`[1]`)}}, "response schema"},
 		{"tool input not JSON", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse("x", "t", json.RawMessage("{"))}}}}, "not JSON"},
 		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{{Role: "robot"}}}, `unknown role "robot"`},
 		{"tool choice without name", llm.Request{Model: "m", ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "names no tool"},

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -105,10 +106,32 @@ func (t *translator) part(p *genai.Part, out []llm.StreamEvent) []llm.StreamEven
 			llm.StreamEvent{Kind: llm.EventToolUseEnd, Index: idx})
 	case p.Text != "":
 		out = append(out, llm.StreamEvent{Kind: llm.EventText, Index: t.block(llm.BlockText), Text: p.Text})
+	case p.InlineData != nil && len(p.InlineData.Data) > 0:
+		d := p.InlineData
+		out = t.whole(llm.Block{Kind: mediaKind(d.MIMEType), MediaType: d.MIMEType, Data: d.Data, Title: d.DisplayName}, out)
+	case p.FileData != nil && p.FileData.FileURI != "":
+		f := p.FileData
+		out = t.whole(llm.Block{Kind: mediaKind(f.MIMEType), MediaType: f.MIMEType, URL: f.FileURI, Title: f.DisplayName}, out)
 	}
-	// Other parts (code execution, inline data the model made) are not
-	// in llm's model and are skipped.
+	// Other parts (code execution and its results) are not in llm's
+	// model and are skipped.
 	return out
+}
+
+// whole appends an image or document the model made, a block of its own.
+func (t *translator) whole(b llm.Block, out []llm.StreamEvent) []llm.StreamEvent {
+	idx := t.next
+	t.next++
+	t.open = -1
+	return append(out, llm.StreamEvent{Kind: llm.EventBlock, Index: idx, Block: &b})
+}
+
+// mediaKind is the block kind of a part of MIME type mt.
+func mediaKind(mt string) llm.BlockKind {
+	if strings.HasPrefix(mt, "image/") {
+		return llm.BlockImage
+	}
+	return llm.BlockDocument
 }
 
 func (t *translator) block(kind llm.BlockKind) int {

@@ -49,6 +49,7 @@ var noRetries = WithClientConfig(func(c *genai.ClientConfig) {
 // collected equals the non-streaming answer of the same response.
 func TestCollectEqualsGenerate(t *testing.T) {
 	replaytest.CollectEqualsGenerate(t, open, []replaytest.Pair{
+		{Stream: "image.sse", Answer: "image.json"},
 		{Stream: "text.sse", Answer: "text.json"},
 		{Stream: "tools.sse", Answer: "tools.json"},
 		{Stream: "thinking.sse", Answer: "thinking.json"},
@@ -246,5 +247,46 @@ func TestUnreachable(t *testing.T) {
 	_, err = p.Stream(context.Background(), replaytest.Question())
 	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
 		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestObjects: structured answers recorded from generateContent, valid
+// and not (a property the schema does not have, an answer cut at the
+// token limit, a blocked answer), through GenerateObject and a collected
+// stream.
+func TestObjects(t *testing.T) {
+	replaytest.Objects(t, open, "object.json", "object.sse", "object_invalid.json", "object_length.json", "refusal.json")
+}
+
+// TestObjectRequest: the schema goes in generationConfig as
+// responseJsonSchema, with responseMimeType application/json.
+func TestObjectRequest(t *testing.T) {
+	p, rep := server(t, 200, nil, "object.json")
+	if _, err := llm.GenerateObject[replaytest.City](context.Background(), p, replaytest.ObjectQuestion()); err != nil {
+		t.Fatal(err)
+	}
+	gc, _ := rep.Request(t)["generationConfig"].(map[string]any)
+	schema, _ := gc["responseJsonSchema"].(map[string]any)
+	if gc["responseMimeType"] != "application/json" || schema["type"] != "object" {
+		t.Fatalf("generationConfig = %v", gc)
+	}
+	if props, _ := schema["properties"].(map[string]any); props["population"] == nil {
+		t.Errorf("schema = %v", schema)
+	}
+}
+
+// TestImageAnswer: an image the model made is kept as an image block
+// after the text, not skipped.
+func TestImageAnswer(t *testing.T) {
+	r, err := replaytest.Collect(t, open, "image.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Block{
+		llm.Text("Here is a map of Bern."),
+		{Kind: llm.BlockImage, MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")},
+	}
+	if d := cmp.Diff(want, r.Message.Content); d != "" {
+		t.Errorf("content (-want +got):\n%s", d)
 	}
 }

@@ -100,6 +100,15 @@ func NewCall(req *llm.Request, model string) (*Call, error) {
 			cfg.ThinkingConfig.ThinkingBudget = &b
 		}
 	}
+	if rs := req.ResponseSchema; rs != nil {
+		// responseJsonSchema takes JSON Schema as it is; responseSchema
+		// would want it rewritten into the OpenAPI subset of genai.Schema.
+		var schema map[string]any
+		if err := json.Unmarshal(rs.Schema, &schema); err != nil {
+			return nil, fmt.Errorf("response schema: not a JSON object: %w", err)
+		}
+		cfg.ResponseMIMEType, cfg.ResponseJsonSchema = "application/json", schema
+	}
 	if len(req.Extra) > 0 {
 		cfg.HTTPOptions = &genai.HTTPOptions{ExtraBody: req.Extra}
 	}
@@ -127,9 +136,9 @@ func content(m llm.Message, names map[string]string) (string, []*genai.Part, err
 			switch b.Kind {
 			case llm.BlockText:
 				parts = append(parts, &genai.Part{Text: b.Text})
-			case llm.BlockImage:
+			case llm.BlockImage, llm.BlockDocument:
 				if m.Role == llm.RoleTool {
-					return "", nil, fmt.Errorf("a tool message holds an image; only tool results belong there")
+					return "", nil, fmt.Errorf("a tool message holds an %s; only tool results belong there", b.Kind)
 				}
 				p, err := image(b)
 				if err != nil {
@@ -169,6 +178,12 @@ func content(m llm.Message, names map[string]string) (string, []*genai.Part, err
 				p = &genai.Part{Text: b.Text, Thought: true, ThoughtSignature: s}
 			case llm.BlockText:
 				p = &genai.Part{Text: b.Text}
+			case llm.BlockImage, llm.BlockDocument:
+				// What the model made, sent back as it came.
+				var err error
+				if p, err = image(b); err != nil {
+					return "", nil, err
+				}
 			case llm.BlockToolUse:
 				names[b.ToolUseID] = b.ToolName
 				args := map[string]any{}
@@ -206,15 +221,16 @@ func decodeSignature(s string) []byte {
 	return b
 }
 
+// image is an image or document part: inline data, or a file by URI.
 func image(b llm.Block) (*genai.Part, error) {
 	if len(b.Data) > 0 {
 		if b.MediaType == "" {
-			return nil, fmt.Errorf("image data without MediaType")
+			return nil, fmt.Errorf("%s data without MediaType", b.Kind)
 		}
 		return &genai.Part{InlineData: &genai.Blob{MIMEType: b.MediaType, Data: b.Data}}, nil
 	}
 	if b.URL == "" {
-		return nil, fmt.Errorf("image block has neither URL nor Data with MediaType")
+		return nil, fmt.Errorf("%s block has neither URL nor Data with MediaType", b.Kind)
 	}
 	return &genai.Part{FileData: &genai.FileData{FileURI: b.URL, MIMEType: b.MediaType}}, nil
 }

@@ -73,6 +73,20 @@ func TestNewCall(t *testing.T) {
 			{"inlineData":{"mimeType":"image/png","data":"AQID"}}]}]`,
 		config: `{}`,
 	}, {
+		name: "documents and the model's own images",
+		req: llm.Request{Model: "g", Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockDocument, MediaType: "application/pdf", Data: []byte{1, 2, 3}, Title: "r.pdf"}}},
+			{Role: llm.RoleAssistant, Content: []llm.Block{{Kind: llm.BlockImage, MediaType: "image/png", Data: []byte{4}}}},
+		}},
+		contents: `[{"role":"user","parts":[{"inlineData":{"mimeType":"application/pdf","data":"AQID"}}]},
+			{"role":"model","parts":[{"inlineData":{"mimeType":"image/png","data":"BA=="}}]}]`,
+		config: `{}`,
+	}, {
+		name:     "response schema as responseJsonSchema",
+		req:      llm.Request{Model: "g", ResponseSchema: &llm.ResponseSchema{Name: "city", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}},
+		contents: `null`,
+		config:   `{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`,
+	}, {
 		name:     "sampling, stop, thinking, extra",
 		req:      llm.Request{Model: "g", MaxTokens: 100, Temperature: ptr(0.5), TopP: ptr(0.25), Stop: []string{"END"}, Thinking: &llm.Thinking{BudgetTokens: 512}, Extra: map[string]any{"labels": map[string]any{"team": "a"}}},
 		contents: `null`,
@@ -122,6 +136,8 @@ func TestNewCallRejects(t *testing.T) {
 		{"bad schema", llm.Request{Model: "m", Tools: []llm.Tool{{Name: "t", Schema: json.RawMessage(`[1]`)}}}, `tool "t"`},
 		{"result without its use", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleTool, Content: []llm.Block{llm.ToolResult("x", "r", false)}}}}, "answers no earlier tool use"},
 		{"image without data", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockImage}}}}}, "neither URL nor Data"},
+		{"document without data", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockDocument}}}}}, "neither URL nor Data"},
+		{"response schema not an object", llm.Request{Model: "m", ResponseSchema: &llm.ResponseSchema{Schema: json.RawMessage(`[1]`)}}, "response schema"},
 		{"tool input not an object", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse("x", "t", json.RawMessage("[1]"))}}}}, "not a JSON object"},
 		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{{Role: "robot"}}}, `unknown role "robot"`},
 		{"tool choice without name", llm.Request{Model: "m", ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "names no tool"},

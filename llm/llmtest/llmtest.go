@@ -89,6 +89,15 @@ func (t *Turn) Tool(id, name, args string, fragments ...string) *Turn {
 	return t
 }
 
+// Block adds an image or document the model made, streamed whole as
+// one EventBlock.
+func (t *Turn) Block(b llm.Block) *Turn {
+	i := t.next()
+	t.events = append(t.events, llm.StreamEvent{Kind: llm.EventBlock, Index: i, Block: &b})
+	t.resp.Message.Content = append(t.resp.Message.Content, b)
+	return t
+}
+
 // Usage adds a usage report.
 func (t *Turn) Usage(input, output int) *Turn {
 	u := llm.Usage{InputTokens: input, OutputTokens: output}

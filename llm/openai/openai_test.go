@@ -243,3 +243,28 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestObjects: structured answers recorded from chat completions, valid
+// and not (a server that ignored the schema, an answer cut at the token
+// limit, a refusal), through GenerateObject and a collected stream.
+func TestObjects(t *testing.T) {
+	replaytest.Objects(t, open, "object.json", "object.sse", "object_invalid.json", "object_length.json", "refusal.json")
+}
+
+// TestObjectRequest: the schema goes in response_format as a strict
+// json_schema named after the Go type.
+func TestObjectRequest(t *testing.T) {
+	p, rep := server(t, 200, nil, "object.json")
+	if _, err := llm.GenerateObject[replaytest.City](context.Background(), p, replaytest.ObjectQuestion()); err != nil {
+		t.Fatal(err)
+	}
+	rf, _ := rep.Request(t)["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	schema, _ := js["schema"].(map[string]any)
+	if rf["type"] != "json_schema" || js["name"] != "City" || js["strict"] != true || schema["type"] != "object" {
+		t.Fatalf("response_format = %v", rf)
+	}
+	if props, _ := schema["properties"].(map[string]any); props["population"] == nil || schema["additionalProperties"] != false {
+		t.Errorf("schema = %v", schema)
+	}
+}

@@ -79,10 +79,31 @@ func NewParams(req *llm.Request, model string, legacyMaxTokens bool) (oai.ChatCo
 	if req.Thinking != nil {
 		p.ReasoningEffort = effort(req.Thinking.BudgetTokens)
 	}
+	if rs := req.ResponseSchema; rs != nil {
+		schema, err := schemaMap(rs.Schema)
+		if err != nil {
+			return p, fmt.Errorf("response schema: %w", err)
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: cmpOr(rs.Name, "response"), Schema: schema}
+		if rs.Strict {
+			js.Strict = oai.Bool(true)
+		}
+		if rs.Description != "" {
+			js.Description = oai.String(rs.Description)
+		}
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+	}
 	if len(req.Extra) > 0 {
 		p.SetExtraFields(req.Extra)
 	}
 	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // effort maps a token budget to chat completions' coarse reasoning effort.
@@ -151,6 +172,13 @@ func userMessages(m llm.Message) ([]oai.ChatCompletionMessageParamUnion, error) 
 			}
 			onlyText = false
 			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: u}))
+		case llm.BlockDocument:
+			f, err := file(b)
+			if err != nil {
+				return nil, err
+			}
+			onlyText = false
+			parts = append(parts, oai.FileContentPart(f))
 		case llm.BlockToolResult:
 			// Results written into a user turn still go as tool messages.
 			out = append(out, oai.ToolMessage(b.Text, b.ToolUseID))
@@ -176,6 +204,18 @@ func imageURL(b llm.Block) (string, error) {
 		return "", fmt.Errorf("image block has neither URL nor Data with MediaType")
 	}
 	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data), nil
+}
+
+// file is a document as chat completions takes it: inline, as a data
+// URL with a file name.
+func file(b llm.Block) (oai.ChatCompletionContentPartFileFileParam, error) {
+	if len(b.Data) == 0 || b.MediaType == "" {
+		return oai.ChatCompletionContentPartFileFileParam{}, fmt.Errorf("document block without Data and MediaType (chat completions takes no document URL)")
+	}
+	return oai.ChatCompletionContentPartFileFileParam{
+		FileData: oai.String("data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)),
+		Filename: oai.String(cmpOr(b.Title, "document")),
+	}, nil
 }
 
 func assistantMessage(m llm.Message) (*oai.ChatCompletionAssistantMessageParam, error) {

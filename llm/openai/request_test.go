@@ -70,6 +70,20 @@ func TestNewParams(t *testing.T) {
 			{"type":"image_url","image_url":{"url":"https://example.com/a.png"}},
 			{"type":"image_url","image_url":{"url":"data:image/png;base64,AQID"}}]}]}`,
 	}, {
+		name: "a document as a file part",
+		req: llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{
+			llm.Text("Summarise."),
+			{Kind: llm.BlockDocument, MediaType: "application/pdf", Data: []byte{1, 2, 3}, Title: "r.pdf"},
+		}}}},
+		want: `{"model":"m","messages":[{"role":"user","content":[
+			{"type":"text","text":"Summarise."},
+			{"type":"file","file":{"file_data":"data:application/pdf;base64,AQID","filename":"r.pdf"}}]}]}`,
+	}, {
+		name: "response schema as a strict json_schema response format",
+		req:  llm.Request{Model: "m", ResponseSchema: &llm.ResponseSchema{Name: "city", Description: "A city.", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`), Strict: true}},
+		want: `{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"city","description":"A city.","strict":true,
+			"schema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}}}}`,
+	}, {
 		name: "sampling, stop, thinking as effort",
 		req:  llm.Request{Model: "m", MaxTokens: 100, Temperature: ptr(0.5), TopP: ptr(0.9), Stop: []string{"END"}, Thinking: &llm.Thinking{BudgetTokens: 30000}},
 		want: `{"model":"m","max_completion_tokens":100,"temperature":0.5,"top_p":0.9,"stop":["END"],"reasoning_effort":"high"}`,
@@ -116,6 +130,8 @@ func TestNewParamsRejects(t *testing.T) {
 		{"bad schema", llm.Request{Model: "m", Tools: []llm.Tool{{Name: "t", Schema: json.RawMessage(`[1]`)}}}, `tool "t"`},
 		{"image in assistant turn", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{{Kind: llm.BlockImage, URL: "u"}}}}}, "message 0 (assistant)"},
 		{"image without data", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockImage}}}}}, "neither URL nor Data"},
+		{"document by URL", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Kind: llm.BlockDocument, URL: "https://example.com/r.pdf"}}}}}, "no document URL"},
+		{"response schema not an object", llm.Request{Model: "m", ResponseSchema: &llm.ResponseSchema{Schema: json.RawMessage(`[1]`)}}, "response schema"},
 		{"text in tool turn", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleTool, Content: []llm.Block{llm.Text("x")}}}}, "only tool results"},
 		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{{Role: "robot"}}}, `unknown role "robot"`},
 		{"tool choice without name", llm.Request{Model: "m", ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "names no tool"},

@@ -3,6 +3,7 @@ package openaicompat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,5 +75,52 @@ func TestNeedsBaseURL(t *testing.T) {
 	t.Setenv(BaseURLEnv, "")
 	if _, err := New(); err == nil || !strings.Contains(err.Error(), BaseURLEnv) {
 		t.Errorf("New without an address: %v, want an error naming %s", err, BaseURLEnv)
+	}
+}
+
+// TestObjects: a local server's structured answers. The schema goes in
+// response_format as chat completions has it; an answer in a Markdown
+// fence still decodes, one that ignored the schema is an *ObjectError.
+func TestObjects(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		valid bool
+	}{{"ollama_object.json", true}, {"ollama_object_invalid.json", false}} {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile("testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				_ = json.Unmarshal(b, &got)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			t.Setenv(BaseURLEnv, srv.URL+"/v1")
+			p, err := New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			type city struct {
+				City       string   `json:"city"`
+				Population int      `json:"population"`
+				Languages  []string `json:"languages"`
+			}
+			v, err := llm.GenerateObject[city](context.Background(), p, &llm.Request{Model: "qwen3:8b", Messages: []llm.Message{llm.UserText("Describe Bern.")}})
+			if tc.valid {
+				if err != nil || v.Population != 134794 {
+					t.Errorf("GenerateObject = %+v, %v", v, err)
+				}
+			} else if !errors.Is(err, llm.ErrInvalidObject) {
+				t.Errorf("err = %v, want ErrInvalidObject", err)
+			}
+			rf, _ := got["response_format"].(map[string]any)
+			if js, _ := rf["json_schema"].(map[string]any); rf["type"] != "json_schema" || js["name"] != "city" || js["schema"] == nil {
+				t.Errorf("response_format = %v", got["response_format"])
+			}
+		})
 	}
 }

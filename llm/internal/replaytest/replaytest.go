@@ -5,6 +5,7 @@ package replaytest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,6 +133,68 @@ func CollectEqualsGenerate(t *testing.T, open func(t testing.TB, name string) ll
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("Collect(Stream) differs from Generate (-generate +collect):\n%s", d)
 			}
+		})
+	}
+}
+
+// City is the value every recorded structured answer describes.
+type City struct {
+	City       string   `json:"city"`
+	Population int      `json:"population"`
+	Languages  []string `json:"languages"`
+}
+
+// Bern is the City of the valid recorded structured answers.
+var Bern = City{City: "Bern", Population: 134794, Languages: []string{"German"}}
+
+// ObjectQuestion is the request every recorded structured answer answers.
+func ObjectQuestion() *llm.Request {
+	return &llm.Request{Messages: []llm.Message{llm.UserText("Describe the capital of Switzerland.")}}
+}
+
+// Objects checks structured answers: GenerateObject on the non-streaming
+// answer valid returns Bern, the stream validStream collected parses
+// (ParseObject) into Bern too, and each answer in invalid is an
+// *llm.ObjectError holding the answer's text.
+func Objects(t *testing.T, open func(t testing.TB, name string) llm.Provider, valid, validStream string, invalid ...string) {
+	t.Helper()
+	t.Run(valid, func(t *testing.T) {
+		got, err := llm.GenerateObject[City](context.Background(), open(t, valid), ObjectQuestion())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(Bern, got); d != "" {
+			t.Errorf("GenerateObject (-want +got):\n%s", d)
+		}
+	})
+	t.Run(validStream, func(t *testing.T) {
+		s, err := open(t, validStream).Stream(context.Background(), ObjectQuestion())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := llm.Collect(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := llm.ParseObject[City](resp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(Bern, got); d != "" {
+			t.Errorf("ParseObject of the stream (-want +got):\n%s", d)
+		}
+	})
+	for _, name := range invalid {
+		t.Run(name, func(t *testing.T) {
+			_, err := llm.GenerateObject[City](context.Background(), open(t, name), ObjectQuestion())
+			var oe *llm.ObjectError
+			if !errors.As(err, &oe) {
+				t.Fatalf("err = %v, want an *llm.ObjectError", err)
+			}
+			if oe.Response == nil || oe.Raw != oe.Response.Message.Text() {
+				t.Errorf("Raw = %q, not the answer's text", oe.Raw)
+			}
+			t.Log(err)
 		})
 	}
 }
