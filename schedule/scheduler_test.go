@@ -384,7 +384,7 @@ func (f *flakyBus) PublishNew(ctx context.Context, m *bus.Msg, id string) (bus.P
 
 type flakyStore struct {
 	store.Store
-	failComplete atomic.Int32
+	failComplete  atomic.Int32
 	everyoneLeads bool
 }
 
