@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // a schedule names an IANA zone; containers often ship no zoneinfo
@@ -79,7 +80,8 @@ var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cr
 
 // spec is a compiled Cron.
 type spec struct {
-	s cron.Schedule
+	s   *cron.SpecSchedule
+	loc *time.Location
 }
 
 func (c Cron) compile() (spec, error) {
@@ -110,7 +112,7 @@ func (c Cron) compile() (spec, error) {
 		return spec{}, errors.New("schedule: cron expression did not compile to a spec")
 	}
 	ss.Location = loc
-	return spec{s: ss}, nil
+	return spec{s: ss, loc: loc}, nil
 }
 
 // next returns the first occurrence strictly after t, in UTC, and false
@@ -142,8 +144,119 @@ func (s spec) between(after, until time.Time, limit int) []time.Time {
 		if !ok || n.After(until) {
 			break
 		}
-		out = append(out, n)
 		t = n
+		if s.wallClock() && s.repeated(n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	if !s.wallClock() {
+		return out
+	}
+	if late := s.skippedByGaps(after, until); len(late) > 0 {
+		out = append(out, late...)
+		slices.SortFunc(out, time.Time.Compare)
+		out = slices.CompactFunc(out, time.Time.Equal)
+		if limit > 0 && len(out) > limit {
+			out = out[:limit]
+		}
 	}
 	return out
+}
+
+// Daylight saving. A schedule with a fixed hour ("30 2 * * *") means a wall
+// clock time, so it runs once a day even when the clocks change, as cron
+// does: a time that occurs twice (the clocks go back) runs the first time
+// only, and a time that does not occur (the clocks go forward) runs at the
+// change. A schedule whose hour is "*" means real time and is left alone:
+// "*/15 * * * *" runs every fifteen minutes through the change.
+
+const starBit = 1 << 63 // robfig/cron marks a "*" field with it
+
+func (s spec) wallClock() bool { return s.s.Hour&starBit == 0 && s.loc != time.UTC }
+
+// repeated reports whether the wall clock time of t occurred before, in the
+// two hours before t: t is in an hour the clocks went back over.
+func (s spec) repeated(t time.Time) bool {
+	w := wall(t.In(s.loc))
+	for _, d := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		if wall(t.Add(-d).In(s.loc)) == w {
+			return true
+		}
+	}
+	return false
+}
+
+func wall(t time.Time) [5]int {
+	return [5]int{t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute()}
+}
+
+// skippedByGaps returns, for every change in (after, until] where the
+// clocks went forward over a time the schedule matches, the instant of the
+// change.
+func (s spec) skippedByGaps(after, until time.Time) []time.Time {
+	var out []time.Time
+	const step = 7 * 24 * time.Hour // zones change their offset at most a few times a year
+	for a := after; a.Before(until); {
+		b := a.Add(step)
+		if b.After(until) {
+			b = until
+		}
+		if t, gap, ok := s.change(a, b); ok {
+			if gap > 0 && s.matchesGap(t, gap) && t.After(after) && !t.After(until) {
+				out = append(out, t.UTC())
+			}
+			a = t
+			continue
+		}
+		a = b
+	}
+	return out
+}
+
+// change finds the first instant in (a, b] whose offset differs from a's,
+// and by how much it grew.
+func (s spec) change(a, b time.Time) (time.Time, time.Duration, bool) {
+	off := func(t time.Time) int { _, o := t.In(s.loc).Zone(); return o }
+	oa := off(a)
+	if off(b) == oa {
+		return time.Time{}, 0, false
+	}
+	lo, hi := a, b // off(lo) == oa, off(hi) != oa
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if !mid.After(lo) {
+			break
+		}
+		if off(mid) == oa {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, time.Duration(off(hi)-oa) * time.Second, true
+}
+
+// matchesGap reports whether the schedule matches a minute of the wall
+// clock times the change at t skipped.
+func (s spec) matchesGap(t time.Time, gap time.Duration) bool {
+	_, before := t.Add(-time.Second).In(s.loc).Zone()
+	w := t.Add(time.Duration(before) * time.Second).UTC() // the first skipped wall time, as a UTC value
+	for m := time.Duration(0); m < gap; m += time.Minute {
+		if s.matches(w.Add(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches tests w's fields against the schedule, as robfig/cron does.
+func (s spec) matches(w time.Time) bool {
+	bit := func(f uint64, v int) bool { return f&(1<<uint(v)) != 0 }
+	dom, dow := bit(s.s.Dom, w.Day()), bit(s.s.Dow, int(w.Weekday()))
+	day := dom || dow
+	if s.s.Dom&starBit != 0 || s.s.Dow&starBit != 0 {
+		day = dom && dow
+	}
+	return day && bit(s.s.Minute, w.Minute()) && bit(s.s.Hour, w.Hour()) && bit(s.s.Month, int(w.Month()))
 }

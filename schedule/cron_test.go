@@ -40,6 +40,14 @@ func TestOccurrences(t *testing.T) {
 			[]string{"2026-03-06T12:00:00Z", "2026-03-09T12:00:00Z"}},
 		{"local time across daylight saving", every("0 7 * * *", "Europe/Zurich"), "2026-03-28T00:00:00Z", "2026-03-31T00:00:00Z",
 			[]string{"2026-03-28T06:00:00Z", "2026-03-29T05:00:00Z", "2026-03-30T05:00:00Z"}},
+		{"a time the clocks skip runs at the change", every("30 2 * * *", "Europe/Zurich"), "2026-03-28T00:00:00Z", "2026-03-31T00:00:00Z",
+			[]string{"2026-03-28T01:30:00Z", "2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"}},
+		{"a time that occurs twice runs once", every("30 2 * * *", "Europe/Zurich"), "2026-10-24T00:00:00Z", "2026-10-27T00:00:00Z",
+			[]string{"2026-10-24T00:30:00Z", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}},
+		{"an hour of * is real time when the clocks go back", every("*/30 * * * *", "Europe/Zurich"), "2026-10-24T23:59:00Z", "2026-10-25T02:00:00Z",
+			[]string{"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z", "2026-10-25T02:00:00Z"}},
+		{"an hour of * is real time when the clocks go forward", every("0 * * * *", "Europe/Zurich"), "2026-03-28T23:30:00Z", "2026-03-29T02:00:00Z",
+			[]string{"2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z"}},
 		{"never matches", every("0 0 30 2 *", ""), "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z", nil},
 		{"empty window", every("* * * * *", ""), "2026-01-01T00:00:30Z", "2026-01-01T00:00:59Z", nil},
 	} {
@@ -119,6 +127,18 @@ func FuzzParseCron(f *testing.F) {
 		}
 		if _, err := c.Occurrences(utc("2026-01-01T00:00:00Z"), utc("2026-01-02T00:00:00Z"), 100); err != nil {
 			t.Fatalf("%q parsed but does not compile: %v", expr, err)
+		}
+		// Across both clock changes of a zone: ascending, in the window.
+		c.Timezone = "Europe/Zurich"
+		after, until := utc("2026-03-28T00:00:00Z"), utc("2026-10-27T00:00:00Z")
+		occ, err := c.Occurrences(after, until, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range occ {
+			if !o.After(after) || o.After(until) || i > 0 && !o.After(occ[i-1]) {
+				t.Fatalf("%q: occurrence %d %v out of order or window", expr, i, o)
+			}
 		}
 	})
 }

@@ -44,5 +44,8 @@
 //
 // The cron positions are the five standard ones (github.com/robfig/cron
 // reads them), in the schedule's IANA time zone, so "0 7 * * *" in
-// Europe/Zurich stays at 07:00 local time across daylight saving.
+// Europe/Zurich stays at 07:00 local time across daylight saving. Across a
+// clock change a schedule with a fixed hour keeps to the wall clock as cron
+// does: a time that occurs twice runs once, a time the clocks skip runs at
+// the change; one whose hour is "*" keeps to real time.
 package schedule
