@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/saap-go/agent/schedule"
+	"github.com/saap-go/agent/store"
 	"github.com/saap-go/agent/store/memory"
 )
 
@@ -197,5 +198,13 @@ func TestStoreSource(t *testing.T) {
 	got, err = src.Schedules(ctx)
 	if err != nil || len(got) != 1 || got[0] != a {
 		t.Errorf("after Put and Delete: %+v, %v", got, err)
+	}
+	// An entry that does not decode is reported, and hides no other.
+	if err := st.Set(ctx, store.ThreadContext("saap.scheduler.default", "schedules"), "Broken.x", []byte("{")); err != nil {
+		t.Fatal(err)
+	}
+	got, err = src.Schedules(ctx)
+	if err == nil || !strings.Contains(err.Error(), "Broken.x") || len(got) != 1 || got[0] != a {
+		t.Errorf("with a broken entry: %+v, %v", got, err)
 	}
 }

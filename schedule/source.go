@@ -38,7 +38,9 @@ func (s Schedule) key() string { return s.Class + "." + s.AgentID }
 
 // A Source lists the schedules a Scheduler fires. It is asked once per
 // tick; an invalid schedule in its answer is logged and skipped, never
-// allowed to stop the others.
+// allowed to stop the others. A Source may return schedules together with
+// an error about entries it could not read: the scheduler fires the
+// schedules and logs the error (an error with no schedules fails the tick).
 type Source interface {
 	Schedules(ctx context.Context) ([]Schedule, error)
 }
