@@ -160,8 +160,10 @@ type rig struct {
 }
 
 func newRig(t *testing.T, st store.Store, start time.Time) *rig {
-	return &rig{b: memory.New(memory.Options{}), st: st, clock: newClock(start), log: &logBuf{}, name: uniqueClass("test")}
+	return &rig{b: newMemBus(), st: st, clock: newClock(start), log: &logBuf{}, name: uniqueClass("test")}
 }
+
+func newMemBus() bus.Bus { return memory.New(memory.Options{}) }
 
 func (r *rig) scheduler(t *testing.T, src schedule.Source, mod ...func(*schedule.Config)) *schedule.Scheduler {
 	t.Helper()
