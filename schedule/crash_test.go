@@ -11,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/internal/crashtest"
 	"github.com/saap-go/agent/schedule"
 	"github.com/saap-go/agent/store/natskv"
+	redisstore "github.com/saap-go/agent/store/redis"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -60,7 +63,7 @@ func crashSource(class string) schedule.List {
 }
 
 // crashScheduler is the child: a scheduler on the parent's NATS, in
-// JetStream KV, announcing on SCHED_LEADER_SUBJECT when it starts to lead.
+// JetStream KV (or Redis at SCHED_REDIS_URL), announcing on SCHED_LEADER_SUBJECT when it starts to lead.
 func crashScheduler() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -71,10 +74,22 @@ func crashScheduler() int {
 		return 1
 	}
 	defer b.Close()
-	st, err := natskv.New(ctx, b.JetStream(), natskv.Config{Bucket: os.Getenv("SCHED_BUCKET"), TTL: time.Hour})
-	if err != nil {
-		log.Error("store", "error", err)
-		return 1
+	var st schedule.Store
+	if url := os.Getenv("SCHED_REDIS_URL"); url != "" {
+		rs, err := redisstore.Open(ctx, url, redisstore.Config{Prefix: os.Getenv("SCHED_BUCKET") + ":", TTL: time.Hour})
+		if err != nil {
+			log.Error("store", "error", err)
+			return 1
+		}
+		defer rs.Close()
+		st = rs
+	} else {
+		ks, err := natskv.New(ctx, b.JetStream(), natskv.Config{Bucket: os.Getenv("SCHED_BUCKET"), TTL: time.Hour})
+		if err != nil {
+			log.Error("store", "error", err)
+			return 1
+		}
+		st = ks
 	}
 	holder := os.Getenv("SCHED_HOLDER")
 	ready, leading := false, false
@@ -111,6 +126,17 @@ func TestCrashLeaderKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Run("natskv", func(t *testing.T) { crashLeaderKilled(t, "") })
+	t.Run("redis", func(t *testing.T) {
+		url := os.Getenv("REDIS_URL")
+		if url == "" {
+			t.Skip("REDIS_URL not set")
+		}
+		crashLeaderKilled(t, url)
+	})
+}
+
+func crashLeaderKilled(t *testing.T, redisURL string) {
 	url, err := natsURL()
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +146,9 @@ func TestCrashLeaderKilled(t *testing.T) {
 	defer cancel()
 	class := uniqueClass("Cron")
 	name := uniqueClass("crash")
+	if redisURL != "" {
+		t.Cleanup(func() { deleteRedisPrefix(t, redisURL, name+":") })
+	}
 	const speed = 60 // a simulated minute per second
 	clock := warpClock{t0: utc("2026-03-02T12:00:30Z"), r0: time.Now(), speed: speed}
 	leaderSubj := "schedtest." + name + ".leader"
@@ -127,7 +156,7 @@ func TestCrashLeaderKilled(t *testing.T) {
 		"SCHED_NATS_URL=" + url, "SCHED_BUCKET=" + name, "SCHED_NAME=" + name, "SCHED_CLASS=" + class,
 		"SCHED_LEADER_SUBJECT=" + leaderSubj,
 		"SCHED_T0=" + strconv.FormatInt(clock.t0.UnixNano(), 10), "SCHED_R0=" + strconv.FormatInt(clock.r0.UnixNano(), 10),
-		"SCHED_SPEED=" + strconv.Itoa(speed),
+		"SCHED_SPEED=" + strconv.Itoa(speed), "SCHED_REDIS_URL=" + redisURL,
 	}
 	leaders := make(chan string, 16)
 	if _, err := b.Subscribe(ctx, leaderSubj, "", func(m *bus.Msg) { leaders <- string(m.Data) }); err != nil {
@@ -223,5 +252,26 @@ func TestCrashLeaderKilled(t *testing.T) {
 		if n != 1 {
 			t.Errorf("occurrence %s fired %d times", k, n)
 		}
+	}
+}
+
+// deleteRedisPrefix removes the keys the children left (thread contexts do
+// not expire).
+func deleteRedisPrefix(t *testing.T, url, prefix string) {
+	opt, err := goredis.ParseURL(url)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	rdb := goredis.NewClient(opt)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		rdb.Del(ctx, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("cleaning up %s*: %v", prefix, err)
 	}
 }

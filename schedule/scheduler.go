@@ -85,8 +85,8 @@ type Config struct {
 	Clock Clock
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Holder names this scheduler in the lease; default host, pid and a
-	// random part.
+	// Holder names this scheduler in the lease and must be unique among
+	// the schedulers of one Name; default host, pid and a random part.
 	Holder string
 }
 
