@@ -99,8 +99,9 @@ type Report struct {
 	Leader bool
 	// Fired counts the start events this tick published.
 	Fired int
-	// Skipped counts occurrences older than the catch-up window, Offline
-	// those of classes that were not online: neither fires, ever.
+	// Skipped counts occurrences older than the catch-up window (up to
+	// 10,000 a schedule), Offline those of classes that were not online:
+	// neither fires, ever.
 	Skipped, Offline int
 	// Failed counts occurrences whose claim or publish failed: the next
 	// tick tries them again while they are within the catch-up window.
@@ -290,7 +291,7 @@ func (s *Scheduler) Tick(ctx context.Context) (Report, error) {
 
 // maxCounted bounds the count of skipped occurrences: a watermark a year
 // old need not enumerate a year of minutes to say that many were lost.
-const maxCounted = 100_000
+const maxCounted = 10_000
 
 func (s *Scheduler) report(r Report) {
 	if s.cfg.OnTick != nil {
