@@ -199,6 +199,22 @@ func TestStoreSource(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0] != a {
 		t.Errorf("after Put and Delete: %+v, %v", got, err)
 	}
+	// A saved profile keeps its schedule; one saved without drops it.
+	if err := src.PutConfig(ctx, "Digest", "weekly", []byte(`{"cron":"0 7 * * 1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src.Schedules(ctx); len(got) != 2 || got[1].AgentID != "weekly" || got[1].Cron.Expression() != "0 7 * * 1" {
+		t.Errorf("after PutConfig: %+v", got)
+	}
+	if err := src.PutConfig(ctx, "Digest", "weekly", []byte(`{"cron":null}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.PutConfig(ctx, "Digest", "weekly", []byte(`{"cron":{"minute":"0"}}`)); err == nil {
+		t.Error("PutConfig took a malformed schedule")
+	}
+	if got, _ := src.Schedules(ctx); len(got) != 1 {
+		t.Errorf("after PutConfig without a schedule: %+v", got)
+	}
 	// An entry that does not decode is reported, and hides no other.
 	if err := st.Set(ctx, store.ThreadContext("saap.scheduler.default", "schedules"), "Broken.x", []byte("{")); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,21 @@ func (s *StoreSource) Put(ctx context.Context, sc Schedule) error {
 	return s.st.Set(ctx, s.scope, sc.key(), data)
 }
 
+// PutConfig keeps the schedule of a profile from its stored
+// configuration, as FromConfig reads it: a profile whose configuration has
+// no schedule (any more) has its schedule deleted. Call it whenever a
+// profile is saved, and Delete when it is removed.
+func (s *StoreSource) PutConfig(ctx context.Context, class, agentID string, config json.RawMessage) error {
+	sc, ok, err := FromConfig(class, agentID, config)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.Delete(ctx, class, agentID)
+	}
+	return s.Put(ctx, sc)
+}
+
 // Delete removes the schedule of profile (class, agentID); an absent one is
 // not an error.
 func (s *StoreSource) Delete(ctx context.Context, class, agentID string) error {
