@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,7 +105,8 @@ type Report struct {
 	// neither fires, ever.
 	Skipped, Offline int
 	// Failed counts occurrences whose claim or publish failed: the next
-	// tick tries them again while they are within the catch-up window.
+	// ticks try them again while they are within the catch-up window
+	// (then they count as Skipped).
 	Failed int
 	// Invalid counts schedules that did not compile.
 	Invalid int
@@ -241,7 +243,10 @@ func (s *Scheduler) Tick(ctx context.Context) (Report, error) {
 	if clamped {
 		start = earliest
 	}
-	next := now // the new watermark
+	failed, retried, err := s.retry(ctx, list, earliest, &r)
+	if err != nil {
+		return r, err
+	}
 	for _, sc := range list {
 		sp, err := s.compile(sc)
 		if err != nil {
@@ -268,16 +273,24 @@ func (s *Scheduler) Tick(ctx context.Context) (Report, error) {
 				r.Fired++
 			}
 			if err != nil {
+				if ctx.Err() != nil {
+					// Stopping: the watermark stays, and whoever ticks next
+					// covers this window again.
+					return r, ctx.Err()
+				}
 				r.Failed++
 				s.log.Warn("schedule: occurrence not fired; the next tick tries again", "class", sc.Class, "agent_id", sc.AgentID,
 					"scheduled_for", occ, "error", err)
-				if !occ.After(next) {
-					next = occ.Add(-time.Nanosecond) // the window is open at its start
-				}
+				failed = append(failed, retryEntry{Class: sc.Class, AgentID: sc.AgentID, At: occ})
 			}
 		}
 	}
-	if err := s.setTime(ctx, "watermark", next); err != nil {
+	if retried || len(failed) > 0 {
+		if err := s.setRetries(ctx, failed); err != nil {
+			return r, err
+		}
+	}
+	if err := s.setTime(ctx, "watermark", now); err != nil {
 		return r, err
 	}
 	s.prune(ctx, now)
@@ -287,6 +300,77 @@ func (s *Scheduler) Tick(ctx context.Context) (Report, error) {
 	}
 	s.report(r)
 	return r, nil
+}
+
+// retryEntry is an occurrence whose claim or publish failed; the next
+// ticks try it again while it is within the catch-up window. The list is
+// kept in the store, so a new leader goes on with it.
+type retryEntry struct {
+	Class   string    `json:"agent_class"`
+	AgentID string    `json:"agent_id"`
+	At      time.Time `json:"at"`
+}
+
+// maxRetries bounds the retry list; past it the oldest entries are given
+// up (and logged).
+const maxRetries = 1000
+
+// retry fires the occurrences that failed before and returns those that
+// fail again, and whether there was a retry list. One older than earliest,
+// or of a schedule no longer listed, is given up.
+func (s *Scheduler) retry(ctx context.Context, list []Schedule, earliest time.Time, r *Report) ([]retryEntry, bool, error) {
+	v, ok, err := s.cfg.Store.Get(ctx, s.state, "retry")
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var entries []retryEntry
+	if err := json.Unmarshal(v, &entries); err != nil {
+		s.log.Error("schedule: the stored retry list is malformed; dropping it", "error", err)
+		return nil, true, nil
+	}
+	listed := map[string]Schedule{}
+	for _, sc := range list {
+		listed[sc.key()] = sc
+	}
+	var failed []retryEntry
+	for _, e := range entries {
+		sc, ok := listed[Schedule{Class: e.Class, AgentID: e.AgentID}.key()]
+		if !ok || !e.At.After(earliest) { // the window is open at its start
+			r.Skipped++
+			s.log.Warn("schedule: gave up an occurrence that could not be fired", "class", e.Class, "agent_id", e.AgentID,
+				"scheduled_for", e.At, "still_scheduled", ok)
+			continue
+		}
+		fired, err := s.fire(ctx, sc, e.At)
+		if fired {
+			r.Fired++
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, true, ctx.Err()
+			}
+			r.Failed++
+			s.log.Warn("schedule: occurrence not fired again; the next tick tries again", "class", e.Class, "agent_id", e.AgentID,
+				"scheduled_for", e.At, "error", err)
+			failed = append(failed, e)
+		}
+	}
+	return failed, true, nil
+}
+
+func (s *Scheduler) setRetries(ctx context.Context, failed []retryEntry) error {
+	if len(failed) == 0 {
+		return s.cfg.Store.Delete(ctx, s.state, "retry")
+	}
+	if n := len(failed) - maxRetries; n > 0 {
+		s.log.Warn("schedule: too many occurrences failing; giving up the oldest", "given_up", n)
+		failed = failed[n:]
+	}
+	data, err := json.Marshal(failed)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Store.Set(ctx, s.state, "retry", data)
 }
 
 // maxCounted bounds the count of skipped occurrences: a watermark a year

@@ -436,6 +436,42 @@ func TestSchedulerRetriesPendingClaims(t *testing.T) {
 	})
 }
 
+// An occurrence that keeps failing is tried every tick while it is within
+// the catch-up window, then given up and logged; the others fire on time.
+func TestSchedulerGivesUpAfterTheCatchUpWindow(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st store.Store) {
+		r := newRig(t, st, utc("2026-03-02T12:00:00Z"))
+		fb := &flakyBus{Bus: r.b}
+		r.b = fb
+		class := uniqueClass("Digest")
+		s := r.scheduler(t, schedule.List{{Class: class, AgentID: "p", Cron: every("* * * * *", "")}})
+		tick(t, s)
+		r.clock.Set(utc("2026-03-02T12:01:00Z"))
+		fb.failPublish.Store(1)
+		if rep := tick(t, s); rep.Failed != 1 || rep.Fired != 0 {
+			t.Fatalf("report %+v", rep)
+		}
+		for range 14 {
+			r.clock.Advance(time.Minute)
+			fb.failPublish.Store(1) // retries go first: 12:01 fails again
+			if rep := tick(t, s); rep.Failed != 1 || rep.Fired != 1 {
+				t.Fatalf("at %v: %+v; want 12:01 failed again and the new minute fired", r.clock.Now(), rep)
+			}
+		}
+		r.clock.Advance(time.Minute) // 12:16: 12:01 is out of the window
+		if rep := tick(t, s); rep.Skipped != 1 || rep.Failed != 0 || rep.Fired != 1 {
+			t.Errorf("report %+v; want 12:01 given up, 12:16 fired", rep)
+		}
+		if !strings.Contains(r.log.String(), "gave up an occurrence") {
+			t.Errorf("giving up is not logged:\n%s", r.log.String())
+		}
+		got := occurrences(t, r.b, class)
+		if len(got) != 15 || got["p 12:01"] != 0 || got["p 12:02"] != 1 || got["p 12:16"] != 1 {
+			t.Errorf("fired %v; want 12:02 to 12:16", got)
+		}
+	})
+}
+
 // Two schedulers that both believe they lead (clock skew, a lease store
 // that lies) tick the same windows at the same time: every occurrence
 // still starts one run.
