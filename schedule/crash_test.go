@@ -25,7 +25,11 @@ import (
 
 func TestMain(m *testing.M) {
 	crashtest.Main(map[string]func() int{"scheduler": crashScheduler})
-	os.Exit(m.Run())
+	code := m.Run()
+	if embeddedNATS != nil {
+		embeddedNATS.Shutdown()
+	}
+	os.Exit(code)
 }
 
 // warpClock runs speed times faster than the wall clock from a start both

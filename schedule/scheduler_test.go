@@ -98,6 +98,9 @@ func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
 	}
 }
 
+// embeddedNATS is the server natsURL started, shut down by TestMain.
+var embeddedNATS *natsserver.Server
+
 // natsURL is NATS_URL, or an embedded server's shared by the package's
 // tests.
 var natsURL = sync.OnceValues(func() (string, error) {
@@ -108,7 +111,8 @@ var natsURL = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.URL(), nil // lives as long as the test binary
+	embeddedNATS = s
+	return s.URL(), nil
 })
 
 func natsBus(t *testing.T) *natsbus.Bus {
