@@ -20,7 +20,7 @@ func TestArchitectureImportRules(t *testing.T) {
 	}
 	engineUsers := []string{module, module + "/process", module + "/agenttest", module + "/gateway/internal/adaptertest"}
 	capability := func(p string) bool {
-		for _, root := range []string{"/hitl", "/llm", "/guard", "/gateway"} {
+		for _, root := range []string{"/hitl", "/llm", "/guard", "/gateway", "/schedule"} {
 			if p == module+root || strings.HasPrefix(p, module+root+"/") {
 				return true
 			}
@@ -48,7 +48,7 @@ func TestArchitectureImportRules(t *testing.T) {
 }
 
 // A program links what it imports: the runner alone links neither the
-// NATS server, the Redis client nor the Prometheus client
+// NATS server, the Redis client, the Prometheus client nor the cron parser
 // (docs/architecture.md).
 func TestRunnerLinksNoServerNorRedis(t *testing.T) {
 	if testing.Short() {
@@ -60,7 +60,7 @@ func TestRunnerLinksNoServerNorRedis(t *testing.T) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") || strings.HasPrefix(dep, "github.com/redis/go-redis") ||
-			strings.HasPrefix(dep, "github.com/prometheus/") {
+			strings.HasPrefix(dep, "github.com/prometheus/") || strings.HasPrefix(dep, "github.com/robfig/cron") {
 			t.Errorf("the root package links %s; it belongs to a package a program imports for it", dep)
 		}
 	}

@@ -23,8 +23,10 @@
 // configured by NATS_URL (or NATS_ENDPOINT), NATS_TOKEN, NATS_CREDS,
 // NATS_NKEY_SEED and NATS_TLS_*. SAAP_BOT_SECRET enables the bot answer
 // route (POST /api/v1/bitl/answers), and with -bot-webhook URL the
-// bot-in-the-loop questions are posted, signed, to URL. SIGINT or SIGTERM
-// shut the server down gracefully.
+// bot-in-the-loop questions are posted, signed, to URL. -scheduler fires
+// the profiles' cron schedules (package schedule; -schedules FILE lists
+// them, else they are read from the state store). SIGINT or SIGTERM shut
+// the server down gracefully.
 package main
 
 import (
@@ -63,6 +65,7 @@ type options struct {
 	burst, runs, conns, perAddr int
 	cors, forward               string
 	botWebhook                  string
+	sched                       schedulerOptions
 }
 
 func main() {
@@ -83,6 +86,7 @@ func main() {
 	flag.StringVar(&o.cors, "cors-origins", "", "comma-separated origins allowed by CORS (\"*\": any); default none")
 	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
 	flag.StringVar(&o.botWebhook, "bot-webhook", "", "URL the bot-in-the-loop questions are posted to, signed with SAAP_BOT_SECRET")
+	o.sched.register(flag.CommandLine)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(log, o); err != nil {
@@ -151,6 +155,9 @@ func run(log *slog.Logger, o options) error {
 	ws.Mount(gw, ws.Options{})
 	a2a.Mount(gw, a2a.Config{})
 	if err := mountProcesses(ctx, gw, b, o.window, log); err != nil {
+		return err
+	}
+	if err := startScheduler(ctx, b, &o.sched, log); err != nil {
 		return err
 	}
 	return gw.ListenAndServe(ctx, addr, func(a net.Addr) {
