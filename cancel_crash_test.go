@@ -3,15 +3,10 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
@@ -83,29 +78,9 @@ func (a *cancelAgent) Finish(ctx step.Context, w *CancelWorked) (*event.StopEven
 // event at a time, so that while its Work blocks, the other replica
 // takes the cancel.
 func cancelReplicaMain() int {
-	url, class := os.Getenv(envCrashURL), os.Getenv(envCrashClass)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), effectsBucket(class))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	a := &cancelAgent{crashAgent: crashAgent{class: class, effects: kv}, undo: os.Getenv(envCancelUndo) == "1"}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := append(crashRunOptions(url, log), agent.WithConcurrency(1))
-	if err := agent.Run(ctx, a, opts...); err != nil {
-		fmt.Fprintln(os.Stderr, "Run:", err)
-		return 1
-	}
-	return 0
+	return runReplica(func(class string, kv jetstream.KeyValue) agent.Agent {
+		return &cancelAgent{crashAgent: crashAgent{class: class, effects: kv}, undo: os.Getenv(envCancelUndo) == "1"}
+	}, agent.WithConcurrency(1))
 }
 
 // TestCancelRealProcesses cancels a run in the middle of a step, with two

@@ -3,18 +3,14 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/status"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
@@ -71,29 +67,10 @@ func (a *sagaAgent) Ship(ctx step.Context, c *SagaCharged) (*event.StopEvent, er
 
 // sagaReplicaMain is one replica of the saga agent.
 func sagaReplicaMain() int {
-	url, class := os.Getenv(envCrashURL), os.Getenv(envCrashClass)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), effectsBucket(class))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	work, _ := time.ParseDuration(os.Getenv(envCrashWork))
-	a := &sagaAgent{crashAgent{class: class, effects: kv, block: os.Getenv(envCrashBlock), work: work}}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := agent.Run(ctx, a, crashRunOptions(url, log)...); err != nil {
-		fmt.Fprintln(os.Stderr, "Run:", err)
-		return 1
-	}
-	return 0
+	return runReplica(func(class string, kv jetstream.KeyValue) agent.Agent {
+		return &sagaAgent{crashAgent{class: class, effects: kv, block: os.Getenv(envCrashBlock), work: work}}
+	})
 }
 
 // waitEvents waits until the stream holds n control events named name.

@@ -53,6 +53,16 @@ func effectsBucket(class string) string { return "effects_" + class }
 
 // replicaMain is the helper process: one replica of the crash agent.
 func replicaMain() int {
+	work, _ := time.ParseDuration(os.Getenv(envCrashWork))
+	return runReplica(func(class string, kv jetstream.KeyValue) agent.Agent {
+		return &crashAgent{class: class, effects: kv, block: os.Getenv(envCrashBlock), work: work}
+	})
+}
+
+// runReplica is the body of every crash-test replica process: it opens the
+// class's effects bucket, builds the agent with it and runs it until
+// SIGTERM, with the crash tests' runner options plus extra.
+func runReplica(build func(class string, effects jetstream.KeyValue) agent.Agent, extra ...agent.Option) int {
 	url, class := os.Getenv(envCrashURL), os.Getenv(envCrashClass)
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -66,14 +76,10 @@ func replicaMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	work, _ := time.ParseDuration(os.Getenv(envCrashWork))
-	a := &crashAgent{class: class, effects: kv, block: os.Getenv(envCrashBlock), work: work}
-
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	err = agent.Run(ctx, a, crashRunOptions(url, log)...)
-	if err != nil {
+	if err := agent.Run(ctx, build(class, kv), append(crashRunOptions(url, log), extra...)...); err != nil {
 		fmt.Fprintln(os.Stderr, "Run:", err)
 		return 1
 	}

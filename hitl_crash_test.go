@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/saap-go/agent/store"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
@@ -91,30 +87,10 @@ func (a *hitlAgent) outcome(ctx step.Context, kind string) error {
 }
 
 func hitlReplicaMain() int {
-	url, class := os.Getenv(envCrashURL), os.Getenv(envCrashClass)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), effectsBucket(class))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	timeout, _ := time.ParseDuration(os.Getenv(envHITLTimeout))
-	a := &hitlAgent{class: class, timeout: timeout, effects: kv}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	err = agent.Run(ctx, a, crashRunOptions(url, log)...)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "Run:", err)
-		return 1
-	}
-	return 0
+	return runReplica(func(class string, kv jetstream.KeyValue) agent.Agent {
+		return &hitlAgent{class: class, timeout: timeout, effects: kv}
+	})
 }
 
 func (e *crashEnv) hitlReplica(name string, timeout time.Duration) *crashtest.Child {

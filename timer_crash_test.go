@@ -3,14 +3,10 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	agent "github.com/saap-go/agent"
@@ -53,29 +49,10 @@ func (a *timerAgent) Wake(ctx step.Context, _ *event.TimerFiredEvent) (*event.St
 }
 
 func timerReplicaMain() int {
-	url, class := os.Getenv(envCrashURL), os.Getenv(envCrashClass)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), effectsBucket(class))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	delay, _ := time.ParseDuration(os.Getenv(envTimerDelay))
-	a := &timerAgent{class: class, delay: delay, effects: kv}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := agent.Run(ctx, a, crashRunOptions(url, log)...); err != nil {
-		fmt.Fprintln(os.Stderr, "Run:", err)
-		return 1
-	}
-	return 0
+	return runReplica(func(class string, kv jetstream.KeyValue) agent.Agent {
+		return &timerAgent{class: class, delay: delay, effects: kv}
+	})
 }
 
 func (e *crashEnv) timerReplica(name string, delay time.Duration) *crashtest.Child {

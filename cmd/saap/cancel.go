@@ -38,11 +38,9 @@ func cmdRunCancel(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
-	classes := []string{*class}
-	if *class == "" {
-		if classes, err = streamClasses(ctx, b); err != nil {
-			return err
-		}
+	classes, err := classesOf(ctx, b, *class)
+	if err != nil {
+		return err
 	}
 	by := "saap"
 	if u := os.Getenv("USER"); u != "" {

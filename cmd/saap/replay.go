@@ -55,12 +55,10 @@ and shows the go-cmp diff of the outputs when the current code differs.
 	if err != nil {
 		return err
 	}
-	classes := []string{*class}
-	if *class == "" {
-		if classes, err = streamClasses(ctx, b); err != nil {
-			b.Close()
-			return err
-		}
+	classes, err := classesOf(ctx, b, *class)
+	if err != nil {
+		b.Close()
+		return err
 	}
 	found, evs, err := runEvents(ctx, b, run, classes)
 	b.Close()

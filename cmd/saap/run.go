@@ -109,6 +109,15 @@ func runEvents(ctx context.Context, b *natsbus.Bus, run string, classes []string
 	return "", nil, fmt.Errorf("run %s: no events in the streams of %s", run, dash(strings.Join(classes, ", ")))
 }
 
+// classesOf is the one class named by -class, or every class whose agent
+// stream exists when it names none.
+func classesOf(ctx context.Context, b *natsbus.Bus, class string) ([]string, error) {
+	if class != "" {
+		return []string{class}, nil
+	}
+	return streamClasses(ctx, b)
+}
+
 // streamClasses lists the classes whose agent stream exists.
 func streamClasses(ctx context.Context, b *natsbus.Bus) ([]string, error) {
 	var out []string
@@ -149,11 +158,9 @@ func cmdRunShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
-	classes := []string{*class}
-	if *class == "" {
-		if classes, err = streamClasses(ctx, b); err != nil {
-			return err
-		}
+	classes, err := classesOf(ctx, b, *class)
+	if err != nil {
+		return err
 	}
 	found, evs, err := runEvents(ctx, b, run, classes)
 	if err != nil {
@@ -462,11 +469,9 @@ func cmdRunList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
-	classes := []string{*class}
-	if *class == "" {
-		if classes, err = streamClasses(ctx, b); err != nil {
-			return err
-		}
+	classes, err := classesOf(ctx, b, *class)
+	if err != nil {
+		return err
 	}
 	runs := []status.Record{}
 	for _, c := range classes {
