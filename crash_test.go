@@ -88,7 +88,10 @@ func runReplica(build func(class string, effects jetstream.KeyValue) agent.Agent
 
 // crashRunOptions are the runner options of every crash-test child
 // process: the given NATS, no platform, a short AckWait so redeliveries
-// come quickly after a kill.
+// come quickly after a kill, and a crash-loop limit above the number of
+// kills any suite makes: the suites kill replicas every few hundred
+// milliseconds, so one event can be in the handling of several killed
+// replicas in a row without being what kills them.
 func crashRunOptions(url string, log *slog.Logger) []agent.Option {
 	return []agent.Option{
 		agent.WithNATS(url),
@@ -96,6 +99,7 @@ func crashRunOptions(url string, log *slog.Logger) []agent.Option {
 		agent.Discoverable(false),
 		agent.WithAckWait(crashAckWait),
 		agent.WithMaxDeliver(10),
+		agent.CrashLoopLimit(8),
 		agent.WithShutdownTimeout(5 * time.Second),
 		agent.WithLogger(log),
 		agent.WithReady(func(agent.Info) { crashtest.Ready() }),

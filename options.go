@@ -31,6 +31,9 @@ const (
 	// DefaultOutageBudget is how long a runner retries an event that fails
 	// for a transient reason (the store or the bus unavailable).
 	DefaultOutageBudget = runloop.DefaultOutageBudget
+	// DefaultCrashLoopLimit is how many handlings of a redelivered control
+	// event may die with the process before the event is given up: 3.
+	DefaultCrashLoopLimit = engine.DefaultCrashLoopLimit
 	// DefaultCacheSize bounds the runs whose history a runner keeps in
 	// memory. Paused runs age out of it, so ten thousand of them cost the
 	// process next to nothing; an active run's next event reloads its
@@ -61,6 +64,7 @@ type options struct {
 	ackWait         time.Duration
 	maxDeliver      int
 	outageBudget    time.Duration
+	crashLoopLimit  int
 	ready           func(Info)
 	cacheSize       int
 	replicas        int
@@ -74,6 +78,7 @@ func defaultOptions() options {
 		ackWait:         DefaultAckWait,
 		maxDeliver:      DefaultMaxDeliver,
 		outageBudget:    DefaultOutageBudget,
+		crashLoopLimit:  DefaultCrashLoopLimit,
 		cacheSize:       DefaultCacheSize,
 	}
 }
@@ -285,6 +290,22 @@ func OutageBudget(d time.Duration) Option {
 			return fmt.Errorf("agent: OutageBudget: %v is negative", d)
 		}
 		o.outageBudget = d
+		return nil
+	}
+}
+
+// CrashLoopLimit sets how many handlings of a redelivered control event
+// may be cut short by the process dying (SIGKILL, OOM, a node lost) before
+// the event is given up: the run ends with an ExceptionEvent and the event
+// is dead-lettered, so that an event that kills every replica that takes
+// it cannot take the deployment down (default DefaultCrashLoopLimit).
+// Raise it where replicas are killed often for reasons of their own.
+func CrashLoopLimit(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("agent: CrashLoopLimit: %d must be at least 1", n)
+		}
+		o.crashLoopLimit = n
 		return nil
 	}
 }

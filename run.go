@@ -430,6 +430,7 @@ func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver in
 		engine.WithConfig(&cfg),
 		engine.WithHeartbeat(r.o.ackWait / 3),
 		engine.WithOutageBudget(r.o.outageBudget),
+		engine.WithCrashLoopLimit(r.o.crashLoopLimit),
 		engine.WithMaxDeliver(maxDeliver),
 		// Deadlines recorded by a replica that stopped for good are
 		// picked up by the others.

@@ -587,3 +587,39 @@ func TestSubscribeDuringShutdownDoesNotWarn(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A consumer whose stream was deleted without the server's notice reaching
+// the open pull request (it was being renewed) is found gone by the probe a
+// missed heartbeat starts, and reported lost; while it exists, the probe
+// reports nothing.
+func TestConsumerGoneWithoutNoticeReportedLost(t *testing.T) {
+	ctx := t.Context()
+	b := connect(t, natsbus.Config{URL: server(t, natsserver.Options{}).URL()})
+	if err := b.EnsureStream(ctx, bus.AgentStream("Gone")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, bus.RunnerConsumer("Gone"), func(d bus.Delivery) { _ = d.Ack(ctx) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	lost := c.(bus.LossReporter).Lost()
+	natsbus.Probe(c)
+	select {
+	case err := <-lost:
+		t.Fatalf("reported lost while it exists: %v", err)
+	default:
+	}
+	if err := b.JetStream().DeleteStream(ctx, "agent_Gone_stream"); err != nil {
+		t.Fatal(err)
+	}
+	natsbus.Probe(c)
+	select {
+	case err := <-lost:
+		if !errors.Is(err, bus.ErrConsumerLost) {
+			t.Fatalf("lost with %v, want ErrConsumerLost", err)
+		}
+	default:
+		t.Fatal("the deleted consumer was not reported lost")
+	}
+}

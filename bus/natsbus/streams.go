@@ -228,6 +228,8 @@ func (b *Bus) NextMsg(ctx context.Context, stream, filter string, seq uint64) (*
 type consumer struct {
 	b       *Bus
 	cc      jetstream.ConsumeContext
+	jc      jetstream.Consumer
+	cfg     bus.ConsumerConfig
 	lost    chan error // one report when the server removed the consumer
 	mu      sync.Mutex // held while the handler runs
 	stopped bool
@@ -246,6 +248,9 @@ type consumer struct {
 	released bool // held were given back: later ones are at once
 
 	maxDeliver int // the consumer's MaxDeliver; -1: no limit
+
+	probing atomic.Bool    // a probe of the consumer's existence is under way
+	probes  sync.WaitGroup // Stop waits for them
 }
 
 // hold keeps m, pulled while stopping, until release; after release it
@@ -408,7 +413,7 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	if err != nil {
 		return nil, err
 	}
-	c := &consumer{b: b, maxDeliver: cfg.MaxDeliver, lost: make(chan error, 1)}
+	c := &consumer{b: b, jc: jc, cfg: cfg, maxDeliver: cfg.MaxDeliver, lost: make(chan error, 1)}
 	cb := func(m jetstream.Msg) {
 		if c.stopping.Load() {
 			c.hold(m) // see below; checked first so Stop need not win the lock
@@ -428,18 +433,23 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, h func(bus.De
 	if pull <= 0 {
 		pull = DefaultPullMaxMessages
 	}
-	c.cc, err = jc.Consume(cb, jetstream.PullMaxMessages(pull), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	// A heartbeat every 5 s (the client's default is 15 s) notices a
+	// consumer gone without notice within 10 s.
+	c.cc, err = jc.Consume(cb, jetstream.PullMaxMessages(pull), jetstream.PullHeartbeat(5*time.Second), jetstream.ConsumeErrHandler(func(cc jetstream.ConsumeContext, err error) {
 		if errors.Is(err, jetstream.ErrConsumerDeleted) {
 			// Terminal: the client stops pulling. Say so, once, or the
 			// consumer's owner would wait for deliveries that never come.
 			b.log.Error("bus: consumer deleted on the server", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
-			select {
-			case c.lost <- fmt.Errorf("%w: consumer %q on stream %q was deleted", bus.ErrConsumerLost, cfg.Durable, cfg.Stream):
-			default:
-			}
+			c.reportLost(cfg)
 			return
 		}
 		b.log.Warn("bus: consumer error", "stream", cfg.Stream, "consumer", cfg.Durable, "err", err)
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+			// The server's "consumer deleted" notice is sent only to the
+			// pull request open at the deletion; one that was being renewed
+			// then misses it, and the client keeps pulling from nothing.
+			c.probe(cc)
+		}
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("consume %q on stream %q: %w", cfg.Durable, cfg.Stream, mapErr(err))
@@ -476,11 +486,38 @@ func (c *consumer) Stop() error {
 			c.b.log.Warn("bus: consumer did not close within 5s")
 		}
 		c.release()
+		c.probes.Wait()
 		c.b.mu.Lock()
 		delete(c.b.consumers, c)
 		c.b.mu.Unlock()
 	})
 	return nil
+}
+
+func (c *consumer) reportLost(cfg bus.ConsumerConfig) {
+	select {
+	case c.lost <- fmt.Errorf("%w: consumer %q on stream %q was deleted", bus.ErrConsumerLost, cfg.Durable, cfg.Stream):
+	default:
+	}
+}
+
+// probe asks the server, once at a time, whether the consumer still
+// exists, and reports it lost if neither it nor its stream does.
+func (c *consumer) probe(cc jetstream.ConsumeContext) {
+	if c.stopping.Load() || !c.probing.CompareAndSwap(false, true) {
+		return
+	}
+	c.probes.Go(func() {
+		defer c.probing.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := c.jc.Info(ctx)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			c.b.log.Error("bus: consumer gone on the server", "stream", c.cfg.Stream, "consumer", c.cfg.Durable, "err", err)
+			cc.Stop()
+			c.reportLost(c.cfg)
+		}
+	})
 }
 
 // Lost implements bus.LossReporter.

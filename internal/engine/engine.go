@@ -63,6 +63,7 @@ type Engine struct {
 	budget      time.Duration // outage budget for transient failures
 	maxDeliver  int           // the consumer's MaxDeliver; <= 0: unlimited
 	last        uint64        // delivery count at which a failing event is given up
+	crashLimit  int64         // cut-short handlings of a redelivered event before it is given up
 	beats       beats
 	rnd         io.Reader      // source of run secrets; nil: crypto/rand
 	timers      timeouts       // the questions' deadlines
@@ -162,6 +163,7 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		now:         time.Now,
 		backoff:     bus.Backoff,
 		budget:      DefaultOutageBudget,
+		crashLimit:  DefaultCrashLoopLimit,
 		statusDelay: DefaultStatusDelay,
 	}
 	e.timers = timeouts{e: e, clock: wallClock{}, workers: 16}
@@ -299,7 +301,7 @@ func (e *Engine) Handle(ctx context.Context, d bus.Delivery) {
 			e.failed(ctx, t, ev, d, aerr)
 			return
 		}
-		if crashed > crashLoopLimit {
+		if crashed > e.crashLimit {
 			e.giveUp(ctx, t, ev, d, fmt.Sprintf("dispatch: %s %s: the handling was cut short %d times (the process died or lost the event while handling it)",
 				event.Name(ev), ev.EventBase().EventID, crashed-1), "the agent could not handle this request and gave up")
 			return

@@ -89,9 +89,23 @@ func stepRetry(err error) (time.Duration, bool) {
 	return delay, found
 }
 
-// crashLoopLimit is how many handlings of a redelivered event may be cut
-// short (the process died during them) before the event is given up.
-const crashLoopLimit = 2
+// DefaultCrashLoopLimit is how many handlings of a redelivered event may be
+// cut short (the process died during them) before the event is given up.
+// Three: a process killed twice in a row by its infrastructure (a node
+// drained, then the next one) while handling the same event is not a crash
+// loop yet.
+const DefaultCrashLoopLimit = 3
+
+// WithCrashLoopLimit sets how many handlings of a redelivered event may be
+// cut short by the process dying before the event is given up (default
+// DefaultCrashLoopLimit); n < 1 keeps the default.
+func WithCrashLoopLimit(n int) Option {
+	return func(e *Engine) {
+		if n >= 1 {
+			e.crashLimit = int64(n)
+		}
+	}
+}
 
 // keyAttempt prefixes the run-context key that counts the handlings of a
 // redelivered event that have begun and not ended.
@@ -103,7 +117,7 @@ const keyAttempt = "_attempt."
 // outcome). Only redeliveries pay for it: a first delivery that kills the
 // process is recorded by the server's delivery count, and its redelivery
 // starts the count. An event whose handlings keep dying with the process
-// (a crash loop) is given up after crashLoopLimit of them; events that
+// (a crash loop) is given up after the crash-loop limit of them; events that
 // were only in flight beside it were not handling when it died, since the
 // runner handles redeliveries one at a time.
 func (e *Engine) attempt(ctx context.Context, t topic.Agent) (int64, func(), error) {

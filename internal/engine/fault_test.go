@@ -397,13 +397,13 @@ func TestCrashLoopGivenUpByItsCutShortHandlings(t *testing.T) {
 		h.Settle()
 		return d
 	}
-	// Two handlings of e1 were cut short.
-	for range 2 {
+	// Three handlings of e1 were cut short.
+	for range engine.DefaultCrashLoopLimit {
 		if _, err := st.Incr(t.Context(), run, "_attempt.e1", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := deliver("e1", 3); runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "cut short 2 times") {
+	if d := deliver("e1", 4); runs != 0 || d.settled != "deadletter" || !strings.Contains(d.reason, "cut short 3 times") {
 		t.Fatalf("runs %d, settled %s (%q): want the crash loop given up", runs, d.settled, d.reason)
 	}
 	// A redelivery that ends clears its count.
