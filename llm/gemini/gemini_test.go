@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -60,33 +59,7 @@ func TestCollectEqualsGenerate(t *testing.T) {
 
 func TestStreamText(t *testing.T) {
 	p, rep := server(t, 200, nil, "text.sse")
-	s, err := p.Stream(context.Background(), replaytest.Question())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	var kinds []llm.EventKind
-	var model string
-	for s.Next() {
-		ev := s.Event()
-		kinds = append(kinds, ev.Kind)
-		if ev.Kind == llm.EventText {
-			texts = append(texts, ev.Text)
-		}
-		if ev.Model != "" && model == "" {
-			model = ev.Model
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	if d := cmp.Diff([]string{"The capital", " of Switzerland", " is Bern."}, texts); d != "" {
-		t.Errorf("text deltas (-want +got):\n%s", d)
-	}
-	if kinds[len(kinds)-1] != llm.EventStop {
-		t.Errorf("events end with %v, want stop", kinds)
-	}
+	_, model := replaytest.StreamText(t, p)
 	if model != "gemini-2.5-flash" {
 		t.Errorf("model = %q", model)
 	}
@@ -196,33 +169,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestStreamCancel(t *testing.T) {
-	// A server that sends one chunk and then holds the connection open.
-	started := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}],\"role\":\"model\"}}]}\r\n\r\n"))
-		w.(http.Flusher).Flush()
-		close(started)
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	p, _ := New(WithBaseURL(srv.URL), WithAPIKey("k"), noRetries)
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := p.Stream(ctx, replaytest.Question())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Next() || s.Event().Text != "hi" {
-		t.Fatalf("first event = %+v, err %v", s.Event(), s.Err())
-	}
-	<-started
-	cancel()
-	for s.Next() {
-	}
-	if !errors.Is(s.Err(), context.Canceled) {
-		t.Errorf("Err after cancel = %v, want context.Canceled", s.Err())
-	}
-	_ = s.Close()
+	replaytest.Cancel(t, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}],\"role\":\"model\"}}]}\r\n\r\n", openURL)
 }
 
 func TestRegistered(t *testing.T) {
@@ -236,19 +183,10 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-func TestUnreachable(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there now
-	p, err := New(WithBaseURL(url), WithAPIKey("k"), noRetries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = p.Stream(context.Background(), replaytest.Question())
-	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
-		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
-	}
-}
+func TestUnreachable(t *testing.T) { replaytest.Unreachable(t, openURL) }
+
+// openURL is a provider pointed at url that does not retry.
+func openURL(url string) (llm.Provider, error) { return New(WithBaseURL(url), WithAPIKey("k"), noRetries) }
 
 // TestObjects: structured answers recorded from generateContent, valid
 // and not (a property the schema does not have, an answer cut at the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -48,31 +47,8 @@ func TestCollectEqualsGenerate(t *testing.T) {
 
 func TestStreamText(t *testing.T) {
 	p, rep := server(t, 200, nil, "text.sse")
-	s, err := p.Stream(context.Background(), replaytest.Question())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	var kinds []llm.EventKind
-	var model string
-	for s.Next() {
-		ev := s.Event()
-		kinds = append(kinds, ev.Kind)
-		if ev.Kind == llm.EventText {
-			texts = append(texts, ev.Text)
-		}
-		if ev.Model != "" && model == "" {
-			model = ev.Model
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	if d := cmp.Diff([]string{"The capital", " of Switzerland", " is Bern."}, texts); d != "" {
-		t.Errorf("text deltas (-want +got):\n%s", d)
-	}
-	if kinds[len(kinds)-1] != llm.EventStop || kinds[len(kinds)-2] != llm.EventUsage {
+	kinds, model := replaytest.StreamText(t, p)
+	if kinds[len(kinds)-2] != llm.EventUsage {
 		t.Errorf("events end with %v, want usage then stop", kinds)
 	}
 	if model != "gpt-4.1-mini-2025-04-14" {
@@ -190,33 +166,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestStreamCancel(t *testing.T) {
-	// A server that sends one chunk and then holds the connection open.
-	started := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\n"))
-		w.(http.Flusher).Flush()
-		close(started)
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	p, _ := New(WithBaseURL(srv.URL), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := p.Stream(ctx, replaytest.Question())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Next() || s.Event().Text != "hi" {
-		t.Fatalf("first event = %+v, err %v", s.Event(), s.Err())
-	}
-	<-started
-	cancel()
-	for s.Next() {
-	}
-	if !errors.Is(s.Err(), context.Canceled) {
-		t.Errorf("Err after cancel = %v, want context.Canceled", s.Err())
-	}
-	_ = s.Close()
+	replaytest.Cancel(t, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\n", openURL)
 }
 
 func TestRegistered(t *testing.T) {
@@ -230,19 +180,10 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-func TestUnreachable(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there now
-	p, err := New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = p.Stream(context.Background(), replaytest.Question())
-	if !errors.Is(err, &llm.Error{Kind: llm.ErrUnavailable}) {
-		t.Errorf("Stream to a closed port: %v, want ErrUnavailable", err)
-	}
-}
+func TestUnreachable(t *testing.T) { replaytest.Unreachable(t, openURL) }
+
+// openURL is a provider pointed at url that does not retry.
+func openURL(url string) (llm.Provider, error) { return New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0))) }
 
 // TestObjects: structured answers recorded from chat completions, valid
 // and not (a server that ignored the schema, an answer cut at the token
