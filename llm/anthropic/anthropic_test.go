@@ -174,7 +174,9 @@ func TestRegistered(t *testing.T) {
 func TestUnreachable(t *testing.T) { replaytest.Unreachable(t, openURL) }
 
 // openURL is a provider pointed at url that does not retry.
-func openURL(url string) (llm.Provider, error) { return New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0))) }
+func openURL(url string) (llm.Provider, error) {
+	return New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
+}
 
 // TestObjects: structured answers recorded from the Messages API, valid
 // and not (a property missing, an answer cut at max_tokens, a refusal),

@@ -186,7 +186,9 @@ func TestRegistered(t *testing.T) {
 func TestUnreachable(t *testing.T) { replaytest.Unreachable(t, openURL) }
 
 // openURL is a provider pointed at url that does not retry.
-func openURL(url string) (llm.Provider, error) { return New(WithBaseURL(url), WithAPIKey("k"), noRetries) }
+func openURL(url string) (llm.Provider, error) {
+	return New(WithBaseURL(url), WithAPIKey("k"), noRetries)
+}
 
 // TestObjects: structured answers recorded from generateContent, valid
 // and not (a property the schema does not have, an answer cut at the

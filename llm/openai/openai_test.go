@@ -166,7 +166,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestStreamCancel(t *testing.T) {
-	replaytest.Cancel(t, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\n", openURL)
+	replaytest.Cancel(t, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`+"\n\n", openURL)
 }
 
 func TestRegistered(t *testing.T) {
@@ -183,7 +183,9 @@ func TestRegistered(t *testing.T) {
 func TestUnreachable(t *testing.T) { replaytest.Unreachable(t, openURL) }
 
 // openURL is a provider pointed at url that does not retry.
-func openURL(url string) (llm.Provider, error) { return New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0))) }
+func openURL(url string) (llm.Provider, error) {
+	return New(WithBaseURL(url), WithAPIKey("k"), WithRequestOptions(option.WithMaxRetries(0)))
+}
 
 // TestObjects: structured answers recorded from chat completions, valid
 // and not (a server that ignored the schema, an answer cut at the token
