@@ -60,6 +60,12 @@ type Conversation struct {
 	// its workflow; nil leaves them to the workflow.
 	Meta *Meta
 
+	// Recall is the hook for memory: what it returns for the user's
+	// message (memories of earlier threads, as system messages) joins the
+	// history's system messages in FitStep, before the turns, and is never
+	// trimmed. nil recalls nothing. A memory service plugs in here.
+	Recall func(ctx step.Context, msg *event.UserMessageEvent) ([]event.ChatMessage, error)
+
 	// Texts are the user-facing messages of refusals; DefaultTexts when
 	// nil.
 	Texts func(locale string) Texts

@@ -54,7 +54,15 @@ func (c *Conversation) FitStep(name string) *step.Step {
 }
 
 func (c *Conversation) fitStep(ctx step.Context, msg *event.UserMessageEvent) (event.Event, error) {
-	fitted, err := c.Fit(ctx, msg.Messages)
+	msgs := msg.Messages
+	if c.Recall != nil {
+		recalled, err := c.Recall(ctx, msg)
+		if err != nil {
+			return nil, fmt.Errorf("conversation: recall: %w", err)
+		}
+		msgs = withRecalled(msgs, recalled)
+	}
+	fitted, err := c.Fit(ctx, msgs)
 	var tooLarge *TooLargeError
 	if errors.As(err, &tooLarge) {
 		thought := fmt.Sprintf("The message needs about %d input tokens, more than the budget of %d; the turn is refused.", tooLarge.Needed, tooLarge.Budget)
@@ -93,4 +101,24 @@ func (c *Conversation) CondenseStep(name string) *step.Step {
 	return step.New(fn, step.Name(name), step.MaxExecutions(1),
 		step.Emits((*event.StandaloneQuestionCondenserEvent)(nil), (*event.RefusalStopEvent)(nil)),
 		step.Description("condenses the user's message into a standalone question"), step.Icon("mage:archive"))
+}
+
+// withRecalled puts recalled after the leading system messages of msgs.
+func withRecalled(msgs, recalled []event.ChatMessage) []event.ChatMessage {
+	if len(recalled) == 0 {
+		return msgs
+	}
+	head := 0
+	for head < len(msgs) && isSystem(msgs[head]) {
+		head++
+	}
+	out := make([]event.ChatMessage, 0, len(msgs)+len(recalled))
+	out = append(out, msgs[:head]...)
+	for _, m := range recalled {
+		if !isSystem(m) {
+			m = event.Text(event.RoleSystem, m.Content())
+		}
+		out = append(out, m)
+	}
+	return append(out, msgs[head:]...)
 }

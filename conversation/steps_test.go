@@ -8,6 +8,7 @@ import (
 	"github.com/saap-go/agent/agenttest"
 	"github.com/saap-go/agent/conversation"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/step"
 )
 
 func TestAgentTrimsToItsBudget(t *testing.T) {
@@ -201,4 +202,16 @@ func TestAgentAnswersMetaQuestions(t *testing.T) {
 	if res.Count("NotAMetaQuestionEvent") != 1 || res.Count("LLMStopEvent") != 1 {
 		t.Errorf("no verdict: %v", res.Names())
 	}
+}
+
+func TestRecallJoinsTheSystemMessages(t *testing.T) {
+	m := newModel()
+	c := &conversation.Conversation{Provider: m.provider(), Model: "task", Budget: 1000, Counter: &perMessage{},
+		Recall: func(_ step.Context, msg *event.UserMessageEvent) ([]event.ChatMessage, error) {
+			return []event.ChatMessage{u("The user's name is Anna.")}, nil
+		}}
+	h := agenttest.New(t, agentOf(t, c, m.provider()), agenttest.FailOnStall())
+	res := h.Start(userMessage(sys("Be brief."), u("What is my name?")))
+	lim := res.Get("LimitChatHistoryEvent")[0].(*event.LimitChatHistoryEvent).LimitedHistory
+	agenttest.Equal(t, texts(lim), []string{"system:Be brief.", "system:The user's name is Anna.", "user:What is my name?"})
 }
