@@ -58,4 +58,3 @@ func names(ss []sdktrace.ReadOnlySpan) []string {
 	}
 	return out
 }
-
