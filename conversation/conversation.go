@@ -236,3 +236,32 @@ func cmpOr[T comparable](a, b T) T {
 func isSystem(m event.ChatMessage) bool {
 	return m.Role == event.RoleSystem || m.Role == event.RoleDeveloper
 }
+
+// Validate reports every setting that cannot work, at once: a negative
+// budget or bound, and features that need the capability's model without
+// a Provider. Call it where the agent is built, so a misconfiguration
+// fails at startup rather than on a user's turn.
+func (c *Conversation) Validate() error {
+	var errs []error
+	if c.Budget < 0 {
+		errs = append(errs, fmt.Errorf("the Budget is %d: want a number of tokens, 0 for no limit", c.Budget))
+	}
+	if c.SummaryTokens < 0 || c.MaxFollowUps < 0 {
+		errs = append(errs, fmt.Errorf("SummaryTokens (%d) and MaxFollowUps (%d) must not be negative", c.SummaryTokens, c.MaxFollowUps))
+	}
+	if c.Provider == nil {
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{c.Summarise, "Summarise"}, {c.CondenseQuestion, "CondenseQuestion"}, {c.TitleThread, "TitleThread"},
+			{c.FollowUps, "FollowUps"}, {c.Meta != nil, "Meta"}} {
+			if f.on {
+				errs = append(errs, fmt.Errorf("%s needs a Provider for the capability's own model calls", f.name))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	return nil
+}

@@ -206,3 +206,15 @@ func TestEstimateIsConservative(t *testing.T) {
 		t.Errorf("an image counts %d, want at least %d", img, conversation.ImageTokens)
 	}
 }
+
+func TestValidate(t *testing.T) {
+	if err := (&conversation.Conversation{}).Validate(); err != nil {
+		t.Errorf("the zero value: %v", err)
+	}
+	err := (&conversation.Conversation{Budget: -1, TitleThread: true, Meta: &conversation.Meta{}}).Validate()
+	for _, want := range []string{"the Budget is -1", "TitleThread needs a Provider", "Meta needs a Provider"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want it to say %q", err, want)
+		}
+	}
+}

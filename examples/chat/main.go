@@ -126,7 +126,11 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			return NewChatAgent(p, model, budget), nil
+			a := NewChatAgent(p, model, budget)
+			if err := a.conv.Validate(); err != nil {
+				return nil, err
+			}
+			return a, nil
 		},
 		Instance: "demo",
 		Demo:     []demo.Message{{Role: "user", Content: "Hello! What can you do?"}},
