@@ -81,8 +81,17 @@ func (c *Conversation) Fit(ctx context.Context, msgs []event.ChatMessage) (*Fitt
 			turns = append(turns, m)
 		}
 	}
+	// The turns are converted once; each count then takes a slice of them.
+	headSystem, _ := toLLM(head)
+	_, llmTurns := toLLM(turns)
+	counter, model := c.counter(), c.answerModel()
 	count := func(summary string, kept []event.ChatMessage) (int, error) {
-		n, err := c.counter().CountTokens(ctx, c.Request(assemble(head, summary, kept)))
+		sys := joinNonEmpty(c.System, headSystem)
+		if summary != "" {
+			sys = joinNonEmpty(sys, summaryPrefix+summary)
+		}
+		req := &llm.Request{Model: model, System: sys, Messages: llmTurns[len(turns)-len(kept):]}
+		n, err := counter.CountTokens(ctx, req)
 		if err != nil {
 			return 0, fmt.Errorf("conversation: count tokens: %w", err)
 		}
