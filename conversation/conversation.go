@@ -34,8 +34,8 @@ type Conversation struct {
 	// provider where it counts (an *anthropic.Provider or
 	// *gemini.Provider), with AnswerModel naming its model.
 	Counter TokenCounter
-	// AnswerModel is the model the budget is counted for; Model when
-	// empty.
+	// AnswerModel is the agent's answering model: the one the budget is
+	// counted for, and the model of Request. Model when empty.
 	AnswerModel string
 	// System is the agent's own system prompt, which every answering
 	// call carries and the budget therefore always holds.
