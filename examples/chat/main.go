@@ -1,6 +1,9 @@
 // Command chat runs ChatAgent, a conversational agent that streams its
 // answer as ChunkEvents and ends each run with an LLMStopEvent carrying the
-// full answer, together with the HTTP gateway, in one process.
+// full answer, together with the HTTP gateway, in one process. It holds the
+// conversation with the conversation capability: the thread's history
+// fitted into the model's input budget, a title for the thread after its
+// first turn, and follow-up questions after each answer.
 //
 // Usage:
 //
@@ -17,9 +20,11 @@ package main
 
 import (
 	"fmt"
-	"strings"
+	"os"
+	"strconv"
 
 	"github.com/saap-go/agent"
+	"github.com/saap-go/agent/conversation"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
 	"github.com/saap-go/agent/examples/internal/demo/demotrace"
@@ -28,11 +33,36 @@ import (
 	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
 
-// ChatAgent answers each user message with its model.
+// ChatAgent answers each user message with its model, in the conversation
+// of the thread.
 type ChatAgent struct {
 	provider llm.Provider
 	model    string
+	conv     *conversation.Conversation
 }
+
+// NewChatAgent returns the agent on provider and model. The conversation
+// is what the start event's messages hold: the client may send only its
+// last message, and the gateway fills the rest from the thread's history.
+// budget is the most input tokens an answer may take (0: no limit).
+func NewChatAgent(provider llm.Provider, model string, budget int) *ChatAgent {
+	conv := &conversation.Conversation{
+		Provider: provider, Model: model, // the task model: the same one here
+		Budget: budget, System: system,
+		TitleThread: true, FollowUps: true,
+		// Memory of earlier threads plugs in here: a Recall function whose
+		// memories join the system messages of each turn.
+		Recall: nil,
+	}
+	// Count with the provider's own endpoint where it has one (Anthropic,
+	// Gemini), else with the conservative local estimate.
+	if tc, ok := provider.(conversation.TokenCounter); ok {
+		conv.Counter = tc
+	}
+	return &ChatAgent{provider: provider, model: model, conv: conv}
+}
+
+const system = "You are ChatAgent, a helpful assistant. Answer briefly."
 
 // Class is the agent class: the subject token and the gateway's route.
 func (a *ChatAgent) Class() string { return "ChatAgent" }
@@ -49,31 +79,37 @@ func (a *ChatAgent) Describe() agent.Description {
 	}
 }
 
-// Steps is the workflow: a single step.
+// Steps is the workflow: the capability's step that fits the history into
+// the budget (or refuses a turn too large for it), then the answer.
 func (a *ChatAgent) Steps() []*step.Step {
-	return []*step.Step{step.New(a.Answer)}
+	return append(a.conv.Steps(), step.New(a.Answer))
 }
 
 // Answer streams the model's answer into the run (llm.StreamTo: each
-// piece a ChunkEvent, published at once) and returns the whole answer in
-// an LLMStopEvent, which ends the run.
-func (a *ChatAgent) Answer(ctx step.Context, msg *event.UserMessageEvent) (*event.LLMStopEvent, error) {
-	req := &llm.Request{Model: a.model}
-	for _, m := range msg.Messages {
-		switch m.Role {
-		case event.RoleSystem:
-			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content())
-		case "assistant":
-			req.Messages = append(req.Messages, llm.AssistantText(m.Content()))
-		default:
-			req.Messages = append(req.Messages, llm.UserText(m.Content()))
-		}
-	}
+// piece a ChunkEvent, published at once), titles the thread and suggests
+// follow-up questions (conversation.Complete), and returns the whole
+// answer in an LLMStopEvent, which ends the run.
+func (a *ChatAgent) Answer(ctx step.Context, h *event.LimitChatHistoryEvent) (*event.LLMStopEvent, error) {
+	req := a.conv.Request(h.LimitedHistory)
+	req.Model = a.model
 	call, err := llm.StreamTo(ctx, a.provider, req)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", a.model, err)
 	}
-	return call.StopEvent(), nil
+	return conversation.Complete(ctx, a.conv, h.LimitedHistory, call.Response.Message.Text(), call.StopEvent())
+}
+
+// budgetFromEnv is CHAT_INPUT_TOKENS, 100000 by default.
+func budgetFromEnv() (int, error) {
+	v := os.Getenv("CHAT_INPUT_TOKENS")
+	if v == "" {
+		return 100_000, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("CHAT_INPUT_TOKENS=%q: want a number of tokens, 0 for no limit", v)
+	}
+	return n, nil
 }
 
 func main() {
@@ -86,7 +122,15 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			return &ChatAgent{provider: p, model: model}, nil
+			budget, err := budgetFromEnv()
+			if err != nil {
+				return nil, err
+			}
+			a := NewChatAgent(p, model, budget)
+			if err := a.conv.Validate(); err != nil {
+				return nil, err
+			}
+			return a, nil
 		},
 		Instance: "demo",
 		Demo:     []demo.Message{{Role: "user", Content: "Hello! What can you do?"}},

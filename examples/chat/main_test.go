@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ func TestChatExample(t *testing.T) {
 		for _, want := range []string{
 			"display UserMessageEvent", "control UserMessageEvent",
 			"display ChunkEvent", "control LLMStopEvent", "display LLMStopEvent",
+			"control LimitChatHistoryEvent", `display ConversationTitleEvent             title="Hello! What can you do?"`,
+			"display FollowUpQuestionsEvent",
 			".display_event.ChunkEvent.", "answer (LLMStopEvent): I am ChatAgent",
 		} {
 			if !strings.Contains(out, want) {
@@ -49,6 +52,9 @@ func TestChatExample(t *testing.T) {
 
 	t.Run("openai-compatible model", func(t *testing.T) {
 		// A stand-in for an OpenAI-compatible server: it streams two chunks.
+		// The first request is the answer's; the title and the follow-up
+		// questions come after it, in parallel.
+		var mu sync.Mutex
 		var gotModel string
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/chat/completions" {
@@ -56,7 +62,11 @@ func TestChatExample(t *testing.T) {
 				return
 			}
 			body, _ := bufio.NewReader(r.Body).ReadString(0)
-			gotModel = body
+			mu.Lock()
+			if gotModel == "" {
+				gotModel = body
+			}
+			mu.Unlock()
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, piece := range []string{"Rayleigh ", "scattering."} {
 				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", piece)
@@ -72,6 +82,8 @@ func TestChatExample(t *testing.T) {
 		if !strings.Contains(out, "answer (LLMStopEvent): Rayleigh scattering.") || !strings.Contains(out, `"Rayleigh "`) {
 			t.Errorf("output:\n%s", out)
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if !strings.Contains(gotModel, `"tiny-model"`) || !strings.Contains(gotModel, `"Why?"`) {
 			t.Errorf("request to the model: %s", gotModel)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -41,6 +42,9 @@ func ModelFromEnv() (llm.Provider, string, error) {
 // repeatable without any service.
 func Scripted() llm.Provider {
 	return llmtest.Func(func(req *llm.Request) *llmtest.Turn {
+		if t := conversationTask(req); t != nil {
+			return t
+		}
 		question := ""
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if req.Messages[i].Role == llm.RoleUser {
@@ -67,6 +71,36 @@ func Scripted() llm.Provider {
 		}
 		return llmtest.NewTurn().Text(pieces...).Usage(len(question)/4+1, len(words))
 	})
+}
+
+// conversationTask answers the conversation capability's own calls (the
+// thread's title, follow-up questions, a summary of earlier turns), which
+// ask for JSON objects or a summary in their instructions, and is nil for
+// any other request.
+func conversationTask(req *llm.Request) *llmtest.Turn {
+	prompt := ""
+	if n := len(req.Messages); n > 0 {
+		prompt = req.Messages[n-1].Text()
+	}
+	// The first user line of the transcript the capability sends.
+	first := ""
+	for _, line := range strings.Split(prompt, "\n") {
+		if rest, ok := strings.CutPrefix(line, "user: "); ok {
+			first = rest
+			break
+		}
+	}
+	switch {
+	case strings.Contains(req.System, `{"title"`):
+		words := strings.Fields(first)
+		title, _ := json.Marshal(strings.Join(words[:min(len(words), 5)], " "))
+		return llmtest.Reply(`{"title": ` + string(title) + `}`)
+	case strings.Contains(req.System, `{"questions"`):
+		return llmtest.Reply(`{"questions": ["What else can you do?", "How do I configure a real model?"]}`)
+	case strings.Contains(req.System, "Summarise the conversation"):
+		return llmtest.Reply("Earlier, the user asked: " + first)
+	}
+	return nil
 }
 
 // compatible streams text answers from an OpenAI-compatible chat
