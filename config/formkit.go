@@ -1,6 +1,10 @@
 package config
 
-import "strconv"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
 
 // formkitArrays turns the arrays of a FormKit submission back into JSON
 // arrays, recursively. FormKit stores a repeater's items as an object with
@@ -53,4 +57,20 @@ func formkitItems(m map[string]any) ([]any, bool) {
 		items[i] = e
 	}
 	return items, true
+}
+
+// FormKitArrays returns the JSON object obj with the lists of a FormKit
+// submission (objects keyed "0", "1", ... of objects) turned back into JSON
+// arrays, as Merge does before merging; the object itself stays an object.
+// Whatever stores profiles uses it to keep and validate them in the shape
+// the configuration type declares.
+func FormKitArrays(obj json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(obj, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("config: a configuration must be a JSON object")
+	}
+	for k, v := range m {
+		m[k] = formkitArrays(v)
+	}
+	return json.Marshal(m)
 }

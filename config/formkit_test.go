@@ -95,3 +95,16 @@ func TestMergeFormKitArrayEdgeCases(t *testing.T) {
 		t.Errorf("root (-want +got):\n%s", diff)
 	}
 }
+
+func TestFormKitArraysExported(t *testing.T) {
+	got, err := config.FormKitArrays([]byte(`{"0":{"a":1},"list":{"0":{"x":1},"1":{"x":2}},"m":{"0":"s"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"0":{"a":1},"list":[{"x":1},{"x":2}],"m":{"0":"s"}}` {
+		t.Errorf("got %s", got)
+	}
+	if _, err := config.FormKitArrays([]byte(`[1]`)); err == nil {
+		t.Error("a list was taken for a configuration")
+	}
+}
