@@ -212,11 +212,13 @@ func mustJSON(v any) string {
 
 // settings is the configuration of the test class.
 type settings struct {
-	Greeting string            `json:"greeting"`
-	Level    int               `json:"level"`
-	Tags     []string          `json:"tags"`
-	Labels   map[string]string `json:"labels"`
-	Examples []example         `json:"examples"`
+	Greeting string               `json:"greeting"`
+	Level    int                  `json:"level"`
+	Tags     []string             `json:"tags"`
+	Labels   map[string]string    `json:"labels"`
+	Examples []example            `json:"examples"`
+	Notes    []event.LocaleString `json:"notes"`
+	Teams    map[string]example   `json:"teams"`
 }
 
 type example struct {
@@ -489,7 +491,9 @@ func TestFormKitShapes(t *testing.T) {
 	body := `{"agent_id":"forms",` + base + `,
 		"tags": {"0": {"value": "a"}, "1": {"value": "b"}},
 		"labels": [{"key": "team", "value": "ops"}, {"key": "tier", "value": "1"}],
-		"examples": {"0": {"input": "x", "valid": true}}}`
+		"examples": {"0": {"input": "x", "valid": true}},
+		"notes": {"0": {"value": {"de": "Hallo", "en": "Hello", "fr": "", "it": ""}}},
+		"teams": [{"key": "ops", "value": {"input": "y", "valid": true}}]}`
 	r := f.do(t, "admin", "POST", p, body)
 	if r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.raw)
@@ -502,7 +506,8 @@ func TestFormKitShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(v.Tags) != "[a b]" || v.Labels["team"] != "ops" || len(v.Examples) != 1 || !v.Examples[0].Valid {
+	if fmt.Sprint(v.Tags) != "[a b]" || v.Labels["team"] != "ops" || len(v.Examples) != 1 || !v.Examples[0].Valid ||
+		!v.Teams["ops"].Valid || !strings.Contains(string(got.Config), `"notes":[{"de":"Hallo","en":"Hello"`) {
 		t.Errorf("stored %s, merged %+v", got.Config, v)
 	}
 	if r := f.do(t, "admin", "POST", p, `{"agent_id":"dup",`+base+`,"labels":[{"key":"a","value":"1"},{"key":"a","value":"2"}]}`); r.status != 400 {

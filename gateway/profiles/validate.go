@@ -114,7 +114,7 @@ func shape(v any, s, root map[string]any, depth int) any {
 		if items == nil {
 			return v
 		}
-		if scalar(items) {
+		if wrapped(items, root) {
 			for i, e := range list {
 				if m, ok := e.(map[string]any); ok && len(m) == 1 {
 					if x, ok := m["value"]; ok {
@@ -153,14 +153,36 @@ func keyValues(list []any) (map[string]any, bool) {
 	return out, true
 }
 
-// scalar reports whether s is the schema of a string, number, integer or
-// boolean.
-func scalar(s map[string]any) bool {
-	switch typeOf(s) {
-	case "string", "number", "integer", "boolean":
+// wrapped reports whether the form puts items of schema s into a
+// {"value": x} object: every item but a struct's (an object with fields
+// of its own other than a LocaleString's).
+func wrapped(s, root map[string]any) bool {
+	s = deref(s, root)
+	if alts, ok := s["anyOf"].([]any); ok {
+		for _, a := range alts {
+			if am := deref(asObject(a), root); am != nil && am["type"] != "null" {
+				s = am
+				break
+			}
+		}
+	}
+	props, _ := s["properties"].(map[string]any)
+	if typeOf(s) != "object" || len(props) == 0 {
 		return true
 	}
-	return false
+	for k := range props {
+		switch k {
+		case "de", "en", "fr", "it":
+		default:
+			return false
+		}
+	}
+	return true // a LocaleString
+}
+
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // typeOf returns the type s declares: its "type", or the first type other
