@@ -507,7 +507,7 @@ func TestFormKitShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(v.Tags) != "[a b]" || v.Labels["team"] != "ops" || len(v.Examples) != 1 || !v.Examples[0].Valid ||
-		!v.Teams["ops"].Valid || !strings.Contains(string(got.Config), `"notes":[{"de":"Hallo","en":"Hello"`) {
+		len(v.Notes) != 1 || v.Notes[0].En != "Hello" || !v.Teams["ops"].Valid {
 		t.Errorf("stored %s, merged %+v", got.Config, v)
 	}
 	if r := f.do(t, "admin", "POST", p, `{"agent_id":"dup",`+base+`,"labels":[{"key":"a","value":"1"},{"key":"a","value":"2"}]}`); r.status != 400 {
