@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -512,5 +513,46 @@ func TestFormKitShapes(t *testing.T) {
 	}
 	if r := f.do(t, "admin", "POST", p, `{"agent_id":"dup",`+base+`,"labels":[{"key":"a","value":"1"},{"key":"a","value":"2"}]}`); r.status != 400 {
 		t.Errorf("a map with a key twice: %d %s", r.status, r.raw)
+	}
+}
+
+// Edits racing from one revision: exactly one is saved, every other gets
+// 409, and the stored profile is the one that was saved.
+func TestConcurrentEdits(t *testing.T) {
+	f := serve(t)
+	p := profiles.Prefix + "/" + f.class
+	c := f.do(t, "admin", "POST", p, `{"agent_id":"race",`+base+`}`)
+	if c.status != 201 {
+		t.Fatalf("create: %d %s", c.status, c.raw)
+	}
+	const n = 8
+	codes := make(chan [2]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			greeting := fmt.Sprintf("edit %d", i)
+			r := f.do(t, "admin", "PUT", p+"/race", `{`+base+`,"greeting":"`+greeting+`"}`, "If-Match", c.etag)
+			codes <- [2]string{fmt.Sprint(r.status), greeting}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	var saved []string
+	conflicts := 0
+	for c := range codes {
+		switch c[0] {
+		case "200":
+			saved = append(saved, c[1])
+		case "409":
+			conflicts++
+		default:
+			t.Errorf("status %s", c[0])
+		}
+	}
+	if len(saved) != 1 || conflicts != n-1 {
+		t.Fatalf("saved %v, %d conflicts", saved, conflicts)
+	}
+	if g := f.do(t, "admin", "GET", p+"/race", ""); g.body["config"].(map[string]any)["greeting"] != saved[0] {
+		t.Errorf("stored %s, saved %q", g.raw, saved[0])
 	}
 }

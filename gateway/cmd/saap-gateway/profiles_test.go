@@ -66,12 +66,19 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func (c *fakeClock) After(time.Duration) <-chan time.Time { return nil }
 
-// The admin flow on real processes: an administrator creates a profile
-// through the gateway process's admin route, the agent (a runner on the
-// same NATS, which the gateway discovers) gets that profile through the
-// config RPC the gateway answers, and the profile's schedule fires it; an
-// edit reaches the next run.
-func TestAdminFlow(t *testing.T) {
+// flow is a gateway process with -profiles and a runner of a schedulable
+// class on the same NATS.
+type flow struct {
+	b       *natsbus.Bus
+	d       *digest
+	base    string
+	bucket  string
+	state   string
+	profile string // the profile the tests create: every minute, a greeting
+}
+
+func startFlow(t *testing.T, extra ...string) *flow {
+	t.Helper()
 	bin := exectest.Build(t)
 	url := os.Getenv("NATS_URL")
 	if url == "" {
@@ -79,11 +86,14 @@ func TestAdminFlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer srv.Shutdown()
+		t.Cleanup(srv.Shutdown)
 		url = srv.URL()
 	}
 	n := time.Now().UnixNano() % 1e9
-	class, bucket, state := fmt.Sprintf("Digest%d", n), fmt.Sprintf("profiles_cmd_%d", n), fmt.Sprintf("sched_cmd_%d", n)
+	f := &flow{bucket: fmt.Sprintf("profiles_cmd_%d", n), state: fmt.Sprintf("sched_cmd_%d", n)}
+	f.d = &digest{class: fmt.Sprintf("Digest%d", n), seen: make(chan string, 4)}
+	f.profile = `{"agent_id":"daily","name":{"de":"T","en":"T","fr":"T","it":"T"},"description":{"de":"d","en":"d","fr":"d","it":"d"},` +
+		`"greeting":"from the profile","cron":{"minute":"*","hour":"*","day_of_month":"*","month":"*","day_of_week":"*"}}`
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
 	if err := os.WriteFile(tokens, []byte(`{"adm1n":{"id":"ada","name":"Ada","email":"a@x","roles":["admin"]},
 		"us3r":{"id":"bob","name":"Bob","email":"b@x","roles":["user"]}}`), 0o600); err != nil {
@@ -93,41 +103,42 @@ func TestAdminFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	defer func() {
-		for _, k := range []string{bucket, state, state + natskv.ThreadBucketSuffix, "gw_" + bucket} {
+	f.b = b
+	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() {
+		for _, k := range []string{f.bucket, f.state, f.state + natskv.ThreadBucketSuffix, "gw_" + f.bucket} {
 			_ = b.JetStream().DeleteKeyValue(context.Background(), k)
 		}
-	}()
+	})
 
-	p := exectest.Start(t, bin, exectest.Env("NATS_URL="+url), "-addr", "127.0.0.1:0", "-tokens", tokens,
-		"-profiles", "-profiles-kv-bucket", bucket, "-kv-bucket", "gw_"+bucket, "-discovery-window", "100ms")
+	args := append([]string{"-addr", "127.0.0.1:0", "-tokens", tokens, "-profiles", "-profiles-kv-bucket", f.bucket,
+		"-kv-bucket", "gw_" + f.bucket, "-discovery-window", "100ms"}, extra...)
+	p := exectest.Start(t, bin, exectest.Env("NATS_URL="+url), args...)
 	p.WaitLine(t, "config RPC answered", time.Minute)
 	line := p.WaitLine(t, "listening on ", time.Minute)
-	base := strings.Fields(line[strings.Index(line, "http://"):])[0]
-	defer func() {
+	f.base = strings.Fields(line[strings.Index(line, "http://"):])[0]
+	t.Cleanup(func() {
 		p.Signal(t, syscall.SIGTERM)
 		if err := p.Wait(t, time.Minute); err != nil {
 			t.Errorf("gateway exit: %v\n%s", err, p.Stderr())
 		}
-	}()
+	})
 
-	d := &digest{class: class, seen: make(chan string, 4)}
-	r, err := agent.New(d, agent.WithNATS(url), agent.WithStore(mustStore(t, b, state)))
+	r, err := agent.New(f.d, agent.WithNATS(url), agent.WithStore(mustStore(t, b, f.state)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(time.Minute):
 			t.Error("the runner did not stop")
 		}
-	}()
+	})
 	select {
 	case <-r.Ready():
 	case err := <-done:
@@ -135,51 +146,66 @@ func TestAdminFlow(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("runner not ready")
 	}
+	return f
+}
 
-	call := func(token, method, path, body string, header ...string) (int, string, string) {
-		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("ETag"), string(data)
+func (f *flow) path() string { return profiles.Prefix + "/" + f.d.class }
+
+func (f *flow) call(t *testing.T, token, method, path, body string, header ...string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, f.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
-	path := profiles.Prefix + "/" + class
-	profile := `{"agent_id":"daily","name":{"de":"T","en":"T","fr":"T","it":"T"},"description":{"de":"d","en":"d","fr":"d","it":"d"},` +
-		`"greeting":"from the profile","cron":{"minute":"*","hour":"*","day_of_month":"*","month":"*","day_of_week":"*"}}`
-	if code, _, body := call("us3r", "POST", path, profile); code != http.StatusForbidden {
-		t.Fatalf("a user who is not an admin creates a profile: %d %s", code, body)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The runner announced its class when it started; the gateway serves
-	// it once the announcement is in (404 until then).
-	var etag string
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("ETag"), string(data)
+}
+
+// create creates the profile as the administrator once the gateway serves
+// the class (the runner announced it when it started; 404 until the
+// announcement is in) and returns its ETag.
+func (f *flow) create(t *testing.T) string {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		code, tag, body := call("adm1n", "POST", path, profile)
+		code, tag, body := f.call(t, "adm1n", "POST", f.path(), f.profile)
 		if code == http.StatusCreated {
-			etag = tag
-			break
+			return tag
 		}
 		if code != http.StatusNotFound || time.Now().After(deadline) {
 			t.Fatalf("create: %d %s", code, body)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// The admin flow on real processes: an administrator creates a profile
+// through the gateway process's admin route, the agent (a runner on the
+// same NATS, which the gateway discovers) gets that profile through the
+// config RPC the gateway answers, and the profile's schedule fires it (a
+// scheduler on the gateway's profiles, with a fake clock); an edit
+// reaches the next run.
+func TestAdminFlow(t *testing.T) {
+	f := startFlow(t)
+	ctx := t.Context()
+	if code, _, body := f.call(t, "us3r", "POST", f.path(), f.profile); code != http.StatusForbidden {
+		t.Fatalf("a user who is not an admin creates a profile: %d %s", code, body)
+	}
+	etag := f.create(t)
 
 	// The scheduler reads the schedules from the gateway's profiles.
-	src, err := profiles.NewStore(ctx, b.JetStream(), profiles.StoreConfig{Bucket: bucket})
+	src, err := profiles.NewStore(ctx, f.b.JetStream(), profiles.StoreConfig{Bucket: f.bucket})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{now: time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)}
-	s, err := schedule.New(schedule.Config{Bus: b, Store: mustStore(t, b, state), Source: src, Clock: clock, Name: class})
+	s, err := schedule.New(schedule.Config{Bus: f.b, Store: mustStore(t, f.b, f.state), Source: src, Clock: clock, Name: f.d.class})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +217,7 @@ func TestAdminFlow(t *testing.T) {
 			t.Fatalf("tick: %+v, %v", rep, err)
 		}
 		select {
-		case got := <-d.seen:
+		case got := <-f.d.seen:
 			if got != want {
 				t.Errorf("the step saw greeting %q, want %q", got, want)
 			}
@@ -204,14 +230,39 @@ func TestAdminFlow(t *testing.T) {
 	}
 	fire("from the profile")
 
-	code, _, body := call("adm1n", "PUT", path+"/daily", strings.Replace(profile, "from the profile", "edited", 1), "If-Match", etag)
+	code, _, body := f.call(t, "adm1n", "PUT", f.path()+"/daily", strings.Replace(f.profile, "from the profile", "edited", 1), "If-Match", etag)
 	if code != http.StatusOK {
 		t.Fatalf("edit: %d %s", code, body)
 	}
-	if code, _, body := call("adm1n", "PUT", path+"/daily", profile, "If-Match", etag); code != http.StatusConflict {
+	if code, _, body := f.call(t, "adm1n", "PUT", f.path()+"/daily", f.profile, "If-Match", etag); code != http.StatusConflict {
 		t.Errorf("an edit from the old revision: %d %s", code, body)
 	}
 	fire("edited")
+}
+
+// The gateway's own scheduler (-scheduler with -profiles) fires the
+// schedule of a profile saved through its admin route, on the wall clock:
+// the next whole minute, so this takes up to a minute.
+func TestGatewaySchedulesProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the next whole minute")
+	}
+	state := fmt.Sprintf("gwsched_%d", time.Now().UnixNano()%1e9)
+	f := startFlow(t, "-scheduler", "-scheduler-tick", "1s", "-scheduler-kv-bucket", state, "-scheduler-name", state)
+	t.Cleanup(func() {
+		for _, k := range []string{state, state + natskv.ThreadBucketSuffix} {
+			_ = f.b.JetStream().DeleteKeyValue(context.Background(), k)
+		}
+	})
+	f.create(t)
+	select {
+	case got := <-f.d.seen:
+		if got != "from the profile" {
+			t.Errorf("the step saw greeting %q", got)
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the gateway's scheduler never fired the profile")
+	}
 }
 
 func mustStore(t *testing.T, b *natsbus.Bus, bucket string) *natskv.Store {
