@@ -228,7 +228,7 @@ type example struct {
 }
 
 // classFor is the discovery answer of a schedulable class with settings.
-func classFor(t *testing.T, class string) *event.AgentClassDiscoveryResponseEvent {
+func classFor(t testing.TB, class string) *event.AgentClassDiscoveryResponseEvent {
 	t.Helper()
 	w, err := step.NewWorkflow(class, step.New(func(ctx step.Context, e *event.CronStartEvent) (*event.StopEvent, error) {
 		return event.New[event.StopEvent](), nil
@@ -531,8 +531,17 @@ func TestConcurrentEdits(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			greeting := fmt.Sprintf("edit %d", i)
-			r := f.do(t, "admin", "PUT", p+"/race", `{`+base+`,"greeting":"`+greeting+`"}`, "If-Match", c.etag)
-			codes <- [2]string{fmt.Sprint(r.status), greeting}
+			req, _ := http.NewRequestWithContext(t.Context(), "PUT", f.url+p+"/race", strings.NewReader(`{`+base+`,"greeting":"`+greeting+`"}`))
+			req.Header.Set("Authorization", "Bearer admin")
+			req.Header.Set("If-Match", c.etag)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err) // not Fatal: this is not the test's goroutine
+				codes <- [2]string{"error", greeting}
+				return
+			}
+			_ = resp.Body.Close()
+			codes <- [2]string{fmt.Sprint(resp.StatusCode), greeting}
 		})
 	}
 	wg.Wait()
@@ -555,4 +564,24 @@ func TestConcurrentEdits(t *testing.T) {
 	if g := f.do(t, "admin", "GET", p+"/race", ""); g.body["config"].(map[string]any)["greeting"] != saved[0] {
 		t.Errorf("stored %s, saved %q", g.raw, saved[0])
 	}
+}
+
+// Whatever is submitted, Check answers with a configuration or an error,
+// never a panic.
+func FuzzCheck(f *testing.F) {
+	resp := classFor(f, "Fuzz")
+	for _, seed := range []string{
+		`{"agent_id":"a",` + base + `}`,
+		`{"tags":{"0":{"value":"a"}},"labels":[{"key":"k","value":"v"}],"examples":{"0":{"input":"x"}}}`,
+		`{"teams":[{"key":"k","value":{"input":"y"}}],"notes":[{"value":{"de":"x"}}]}`,
+		`{"labels":[{"key":1}],"tags":[[]],"examples":[null]}`, `[]`, `null`, `{`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := profiles.Check(resp.AgentConfigSpecs, data)
+		if err == nil && !json.Valid(out) {
+			t.Fatalf("Check returned invalid JSON %q", out)
+		}
+	})
 }
