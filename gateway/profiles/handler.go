@@ -69,8 +69,9 @@ type Options struct {
 // (Check): 400 names what does not fit, 404 answers an unknown profile or
 // a class the gateway has not discovered (for writes), 409 a revision
 // that is no longer the profile's (somebody saved in between) or a
-// profile that exists already, 428 a write without a revision.
-func Mount(gw *gateway.Gateway, o Options) error {
+// profile that exists already, 428 a write without a revision. A second
+// Mount on the same gateway fails: its routes are taken.
+func Mount(gw *gateway.Gateway, o Options) (err error) {
 	if gw == nil || o.Store == nil {
 		return errors.New("profiles: Mount needs a gateway and a Store")
 	}
@@ -99,6 +100,12 @@ func Mount(gw *gateway.Gateway, o Options) error {
 		}
 		m.ServeHTTP(w, r)
 	}))
+	defer func() {
+		// The gateway's mux refuses a route that is taken by panicking.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("profiles: Mount: %v", p)
+		}
+	}()
 	gw.Mount(Prefix, h)
 	gw.Mount(Prefix+"/", h)
 	gw.Mount(SchedulesPath, h)

@@ -272,6 +272,9 @@ func serve(t *testing.T) *fixture {
 	if err := profiles.Mount(gw, profiles.Options{Store: st}); err != nil {
 		t.Fatal(err)
 	}
+	if err := profiles.Mount(gw, profiles.Options{Store: st}); err == nil {
+		t.Error("a second Mount on the same gateway succeeded")
+	}
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
