@@ -54,7 +54,8 @@
 // element named "value", those of a map a "key" text input and the value
 // (an element, or a group of a struct's fields, named "value"); the
 // default items are the repeater's value. The profile store of
-// gateway/profiles turns what the form submits back into the list or map.
+// gateway/profiles and the runner's merge (config.Merge) turn what the
+// form submits back into the list or map.
 // A field of another type (a map of lists, a json.RawMessage) is left out
 // of the form and keeps its default. The form struct tag adjusts the
 // element:
