@@ -82,7 +82,7 @@ func TestAdminUIConfiguresScheduledAgent(t *testing.T) {
 		_ = json.Unmarshal(e, &el)
 		names = append(names, el.Name)
 	}
-	if diff := cmp.Diff([]string{"agent_id", "name", "description", "icon", "model", "cron"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"agent_id", "name", "description", "icon", "model", "examples", "cron"}, names); diff != "" {
 		t.Errorf("form (-want +got):\n%s", diff)
 	}
 	var props map[string]json.RawMessage

@@ -11,7 +11,9 @@ import (
 
 	agent "github.com/saap-go/agent"
 	"github.com/saap-go/agent/bus"
+	membus "github.com/saap-go/agent/bus/memory"
 	"github.com/saap-go/agent/event"
+	memstore "github.com/saap-go/agent/store/memory"
 	"github.com/saap-go/agent/topic"
 )
 
@@ -193,5 +195,33 @@ func TestDiscoveryAnnouncedOnStart(t *testing.T) {
 		}
 	case <-time.After(waitLong):
 		t.Fatal("no announcement from the starting runner")
+	}
+}
+
+// Profile templates given as options reach discovery in the reference's
+// TemplateData shape: name, description, icon and the template's settings.
+func TestDiscoveryTemplates(t *testing.T) {
+	b := membus.New(membus.Options{})
+	class := uniqueClass("Templated")
+	startRunner(t, &configured{linear{class: class}}, agent.WithBus(b), agent.WithStore(memstore.New()), agent.Standalone(), quiet(t),
+		agent.WithTemplates(agent.Template{
+			Name:        event.L("Schnell", "Fast", "Rapide", "Veloce"),
+			Description: event.L("Kleines Modell", "Small model", "Petit modèle", "Modello piccolo"),
+			Icon:        "mage:bolt",
+			Config:      Settings{Model: "gpt-4o-mini", Temperature: 0},
+		}))
+	var raw struct {
+		Templates []map[string]any `json:"templates"`
+	}
+	if err := json.Unmarshal(discover(t, b, class), &raw); err != nil || len(raw.Templates) != 1 {
+		t.Fatalf("templates %+v, %v", raw.Templates, err)
+	}
+	tpl := raw.Templates[0]
+	name, _ := tpl["name"].(map[string]any)
+	if name["en"] != "Fast" || tpl["icon"] != "mage:bolt" || tpl["model"] != "gpt-4o-mini" {
+		t.Errorf("template %v", tpl)
+	}
+	if _, err := agent.New(&configured{linear{class: class}}, agent.WithTemplates(agent.Template{})); err == nil {
+		t.Error("a template without a name was taken")
 	}
 }

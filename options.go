@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saap-go/agent/bus"
+	"github.com/saap-go/agent/event"
 )
 
 // Defaults of the runner, shared with process runners. The consumer
@@ -68,6 +69,7 @@ type options struct {
 	ready           func(Info)
 	cacheSize       int
 	replicas        int
+	templates       []Template
 }
 
 func defaultOptions() options {
@@ -350,6 +352,32 @@ func WithReplicas(n int) Option {
 			return fmt.Errorf("agent: WithReplicas: %d is not between 1 and 5 (JetStream keeps at most 5 copies)", n)
 		}
 		o.replicas = n
+		return nil
+	}
+}
+
+// Template is a profile template of the agent class: a starting point the
+// platform's admin UI offers when somebody creates a profile, published in
+// discovery (templates). Name and Description are shown; Icon (default
+// the class's) and the settings of Config (a value of the configuration
+// type, or a map) fill the new profile.
+type Template struct {
+	Name, Description event.LocaleString
+	Icon              string
+	Config            any
+}
+
+// WithTemplates publishes profile templates in the class's discovery
+// answer. New fails when a template has no name or its Config does not
+// encode to a JSON object.
+func WithTemplates(ts ...Template) Option {
+	return func(o *options) error {
+		for i, t := range ts {
+			if t.Name == (event.LocaleString{}) {
+				return fmt.Errorf("agent: WithTemplates: template %d has no name", i)
+			}
+		}
+		o.templates = append(o.templates, ts...)
 		return nil
 	}
 }

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,5 +95,50 @@ func TestMergeFormKitArrayEdgeCases(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]any{"0": map[string]any{"a": 1.0}}, got); diff != "" {
 		t.Errorf("root (-want +got):\n%s", diff)
+	}
+}
+
+func TestFormKitArraysExported(t *testing.T) {
+	got, err := config.FormKitArrays([]byte(`{"0":{"a":1},"list":{"0":{"x":1},"1":{"x":2}},"m":{"0":"s"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"0":{"a":1},"list":[{"x":1},{"x":2}],"m":{"0":"s"}}` {
+		t.Errorf("got %s", got)
+	}
+	if _, err := config.FormKitArrays([]byte(`[1]`)); err == nil {
+		t.Error("a list was taken for a configuration")
+	}
+}
+
+// The repeater items of a generated form reach the list and map fields of
+// the configuration, however the platform stored the submission.
+func TestMergeRepeaterItems(t *testing.T) {
+	type item struct {
+		Input string `json:"input"`
+	}
+	type cfg struct {
+		Tags   []string             `json:"tags"`
+		Limits map[string]int       `json:"limits"`
+		Teams  map[string]item      `json:"teams"`
+		Items  []item               `json:"items"`
+		Nested struct{ Tags []int } `json:"nested"`
+	}
+	got, err := config.Merge(cfg{}, []byte(`{
+		"tags": {"0": {"value": "a"}, "1": {"value": "b"}},
+		"limits": [{"key": "x", "value": 1}, {"key": "y", "value": 2}],
+		"teams": {"0": {"key": "ops", "value": {"input": "i"}}},
+		"items": [{"input": "kept"}],
+		"nested": {"Tags": [{"value": 3}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Tags) != "[a b]" || got.Limits["y"] != 2 || got.Teams["ops"].Input != "i" || got.Items[0].Input != "kept" ||
+		fmt.Sprint(got.Nested.Tags) != "[3]" {
+		t.Errorf("merged %+v", got)
+	}
+	var ve *config.ValidationError
+	if _, err := config.Merge(cfg{}, []byte(`{"limits": [{"key": "x", "value": 1}, {"key": "x", "value": 2}]}`)); !errors.As(err, &ve) {
+		t.Errorf("a map with a key twice: %v", err)
 	}
 }

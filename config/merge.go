@@ -76,8 +76,11 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 // Objects merge key by key, recursively; any other overlay value (scalar,
 // array, null) replaces the default. Before merging, the arrays of a FormKit
 // form submission, stored as objects keyed "0", "1", ... whose values are all
-// objects, are turned back into JSON arrays, as the reference does. Keys that T does not declare are
-// ignored. A nil, empty or "null" overlay yields the defaults. The result is
+// objects, are turned back into JSON arrays, as the reference does, and
+// the items of the repeaters a generated form submits are turned into what
+// T declares: {"value": x} items of a list of non-structs become x, a list
+// of {"key", "value"} items for a map becomes the map. Keys that T does not
+// declare are ignored. A nil, empty or "null" overlay yields the defaults. The result is
 // then checked: type mismatches (a string where T has a number, null for a
 // field that cannot be null) and the error of a Validate method on T or *T
 // are returned as a *ValidationError naming every failing field.
@@ -131,6 +134,7 @@ func merge(defaults any, t reflect.Type, overlay json.RawMessage) (reflect.Value
 		for k, v := range over {
 			over[k] = formkitArrays(v) // the root itself stays an object
 		}
+		repeaterItems(over, t, 0)
 		deepMerge(baseObj, over)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/saap-go/agent/config"
+	"github.com/saap-go/agent/event"
 )
 
 type llm struct {
@@ -317,5 +318,22 @@ func TestMergeValue(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]any{"a": map[string]any{"b": 1.0}}, m); diff != "" {
 		t.Errorf("MergeValue(nil) (-want +got):\n%s", diff)
+	}
+}
+
+// A profile's texts in the four locales fill the LocaleString fields of
+// the configuration, kept texts of the defaults included.
+func TestMergeKeysDifferingInCase(t *testing.T) {
+	type texts struct {
+		Greeting event.LocaleString   `json:"greeting"`
+		Notes    []event.LocaleString `json:"notes"`
+	}
+	got, err := config.Merge(texts{Greeting: event.L("Hallo", "Hello", "", "")},
+		[]byte(`{"greeting":{"de":"Moin","en":"Hi","fr":"","it":""},"notes":[{"de":"a","en":"b","fr":"","it":""}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Greeting.De != "Moin" || got.Greeting.En != "Hi" || len(got.Notes) != 1 || got.Notes[0].En != "b" {
+		t.Errorf("merged %+v", got)
 	}
 }

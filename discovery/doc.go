@@ -48,9 +48,17 @@
 // input when the name says it holds a secret, as for api_key or
 // auth_token; its default is never published), a number a number input, a
 // bool a toggle, an event.LocaleString a text input per locale, a nested
-// struct a group of its fields. A field of another type (a list, a map) is
-// left out of the form and keeps its default. The form struct tag adjusts
-// the element:
+// struct a group of its fields. A list or a map with string keys becomes a
+// FormKit repeater, as the reference's forms of lists: the items of a list
+// of structs hold the struct's fields, those of a list of scalars one
+// element named "value", those of a map a "key" text input and the value
+// (an element, or a group of a struct's fields, named "value"); the
+// default items are the repeater's value. The profile store of
+// gateway/profiles and the runner's merge (config.Merge) turn what the
+// form submits back into the list or map.
+// A field of another type (a map of lists, a json.RawMessage) is left out
+// of the form and keeps its default. The form struct tag adjusts the
+// element:
 //
 //	Temperature float64 `json:"temperature" form:"label=Temperature,help=Higher is more creative,input=slider,min=0,max=2,step=0.1"`
 //
@@ -61,7 +69,10 @@
 //	placeholder=<text>  the placeholder of a text, textarea, number or select input
 //	input=<type>        text, textarea, number, slider, select, toggle, password, locale or icon
 //	options=a|b|c       the choices of a select (options alone imply input=select)
-//	min=, max=, step=   the bounds and step of a number or slider
+//	models=<kind>       a model select, which the platform's UI fills with its models of a kind:
+//	                    chat, embedding, rerank, image_generation, audio_transcription or audio_speech
+//	min=, max=, step=   the bounds and step of a number or slider; of a repeater, the item count
+//	add=<text>          the label of a repeater's add button
 //	rows=<n>            the height of a textarea
 //
 // A comma starts a new key only when one of these keys and "=" follow it,

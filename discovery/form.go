@@ -28,13 +28,18 @@ var formInputs = map[string]string{
 }
 
 // formTagKeys are the keys of the form tag.
-var formTagKeys = []string{"label", "help", "input", "options", "placeholder", "min", "max", "step", "rows"}
+var formTagKeys = []string{"label", "help", "input", "options", "placeholder", "min", "max", "step", "rows", "models", "add"}
+
+// modelModes are the kinds of model a model select offers (models=...):
+// the platform's UI fills the select with the models of that kind.
+var modelModes = []string{"chat", "embedding", "rerank", "image_generation", "audio_transcription", "audio_speech"}
 
 // formTag is a parsed form struct tag.
 type formTag struct {
 	skip                            bool
 	label, help, input, placeholder string
 	options                         []string
+	models, add                     string
 	min, max, step                  *float64
 	rows                            *int
 }
@@ -100,6 +105,13 @@ func parseFormTag(tag string) (formTag, error) {
 			ft.max, err = num(key, v)
 		case "step":
 			ft.step, err = num(key, v)
+		case "models":
+			ft.models = strings.TrimSpace(v)
+			if !slices.Contains(modelModes, ft.models) {
+				return ft, fmt.Errorf("models=%q is not one of %s", ft.models, strings.Join(modelModes, ", "))
+			}
+		case "add":
+			ft.add = v
 		case "rows":
 			n, cerr := strconv.Atoi(strings.TrimSpace(v))
 			if cerr != nil || n <= 0 {
@@ -220,7 +232,7 @@ func formField(f fieldInfo, ft formTag, prefix string, value any) (object, error
 		switch {
 		case t == typeLocale:
 			input = "locale"
-		case len(ft.options) > 0:
+		case len(ft.options) > 0 || ft.models != "":
 			input = "select"
 		case t.Kind() == reflect.Bool:
 			input = "toggle"
@@ -234,8 +246,8 @@ func formField(f fieldInfo, ft formTag, prefix string, value any) (object, error
 			return nil, nil // no natural input (a list, a map): left out, it keeps its default
 		}
 	}
-	if input == "select" && len(ft.options) == 0 {
-		return nil, errors.New("input=select needs options, e.g. options=a|b")
+	if input == "select" && len(ft.options) == 0 && ft.models == "" {
+		return nil, errors.New("input=select needs options, e.g. options=a|b, or models=chat for a model select")
 	}
 	label := any(ft.label)
 	if ft.label == "" {
@@ -296,7 +308,13 @@ func formField(f fieldInfo, ft formTag, prefix string, value any) (object, error
 			{"step", ft.step}, {"range", false}, {"orientation", nil}}...)
 		e.set("validation", validation(required, rules...))
 	case "select":
-		e = append(e, object{{"options", ft.options}, {"options_api_mode", nil}, {"option_label", nil},
+		var options any = ft.options
+		var mode any
+		if ft.models != "" {
+			// The platform's UI fetches the models of the mode.
+			options, mode = []string{}, ft.models
+		}
+		e = append(e, object{{"options", options}, {"options_api_mode", mode}, {"option_label", nil},
 			{"option_value", nil}, {"disabled", false}, {"readonly", false}, {"placeholder", placeholder},
 			{"show_clear", false}, {"filter", false}}...)
 		e.set("validation", validation(required))
@@ -393,6 +411,14 @@ func configForm(dv reflect.Value, t reflect.Type, defaults map[string]json.RawMe
 			out = append(out, group(f.name, prefix+f.name, label, children))
 			continue
 		}
+		if ft.input == "" && repeatable(ftyp) {
+			e, err := repeaterField(f, ft, ftyp, prefix, defaults[f.name])
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %w", prefix+f.name, err)
+			}
+			out = append(out, e)
+			continue
+		}
 		var value any
 		if raw, ok := defaults[f.name]; ok && !bytes.Equal(raw, []byte("null")) {
 			value = raw
@@ -414,6 +440,165 @@ func configForm(dv reflect.Value, t reflect.Type, defaults map[string]json.RawMe
 		}
 	}
 	return out, nil
+}
+
+// itemType returns t without pointers and whether a repeater item can
+// hold it: a scalar, a LocaleString or a struct.
+func itemType(t reflect.Type) (reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == typeLocale:
+		return t, true
+	case t == typeTime || t == typeRaw || t == typeBytes:
+		return t, false
+	case t.Kind() == reflect.Struct, t.Kind() == reflect.String, t.Kind() == reflect.Bool,
+		t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64:
+		return t, true
+	}
+	return t, false
+}
+
+// repeatable reports whether a field of type t becomes a FormKit
+// repeater: a list, or a map with string keys, of items a form can edit.
+func repeatable(t reflect.Type) bool {
+	if t == typeRaw || t == typeBytes {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		_, ok := itemType(t.Elem())
+		return ok
+	case reflect.Map:
+		_, ok := itemType(t.Elem())
+		return ok && t.Key().Kind() == reflect.String
+	}
+	return false
+}
+
+// Texts of the repeater elements.
+var (
+	textAdd   = ls("Hinzufügen", "Add", "Ajouter", "Aggiungi")
+	textKey   = ls("Schlüssel", "Key", "Clé", "Chiave")
+	textValue = ls("Wert", "Value", "Valeur", "Valore")
+)
+
+// repeaterField builds the FormKit repeater of a list or map field, as the
+// reference forms a list of forms: the children are the elements of one
+// item. A list of structs has the struct's fields as items; a list of
+// scalars items of one element named "value"; a map items of a "key" text
+// input and the value (an element, or a group of a struct's fields, named
+// "value"). The profile store turns the submitted items back into the
+// list or map.
+func repeaterField(f fieldInfo, ft formTag, t reflect.Type, prefix string, def json.RawMessage) (object, error) {
+	ref := prefix + f.name
+	elem, _ := itemType(t.Elem())
+	var children []any
+	if t.Kind() == reflect.Map {
+		key, err := formField(fieldInfo{name: "key", typ: reflect.TypeFor[string]()}, formTag{label: "-"}, ref+".", nil)
+		if err != nil {
+			return nil, err
+		}
+		setLabel(key, textKey)
+		children = append(children, key)
+	}
+	switch {
+	case elem.Kind() == reflect.Struct && elem != typeLocale:
+		inner := ref + "."
+		if t.Kind() == reflect.Map {
+			inner += "value."
+		}
+		own, err := configForm(reflect.Value{}, elem, nil, inner, nil)
+		if err != nil {
+			return nil, err
+		}
+		if t.Kind() == reflect.Map {
+			children = append(children, group("value", ref+".value", textValue, own))
+		} else {
+			children = append(children, own...)
+		}
+	default:
+		v, err := formField(fieldInfo{name: "value", typ: elem}, formTag{label: "-"}, ref+".", nil)
+		if err != nil {
+			return nil, err
+		}
+		setLabel(v, textValue)
+		children = append(children, v)
+	}
+	label := any(ft.label)
+	if ft.label == "" {
+		label = pyTitle(f.name)
+	}
+	add := any(textAdd)
+	if ft.add != "" {
+		add = ft.add
+	}
+	count := func(p *float64) any {
+		if p == nil {
+			return nil
+		}
+		return int(*p)
+	}
+	e := object{
+		{"is_formkit_element", true},
+		{"condition_if", nil},
+		{"ref", ref},
+		{"formkit", "repeater"},
+		{"name", f.name},
+		{"label", label},
+		{"add_label", add},
+		{"remove_label", nil},
+		{"up_control", nil},
+		{"down_control", nil},
+		{"insert_control", nil},
+		{"min", count(ft.min)},
+		{"max", count(ft.max)},
+		{"children", children},
+	}
+	if v := repeaterValue(t, elem, def); v != nil {
+		e.set("value", v)
+	}
+	return e, nil
+}
+
+// setLabel replaces the label of element e.
+func setLabel(e object, label any) {
+	for i := range e {
+		if e[i].key == "label" {
+			e[i].val = label
+		}
+	}
+}
+
+// repeaterValue is a list or map default as the repeater's items, or nil
+// when there is none.
+func repeaterValue(t, elem reflect.Type, def json.RawMessage) any {
+	scalarItems := elem.Kind() != reflect.Struct || elem == typeLocale
+	if t.Kind() == reflect.Slice {
+		var items []json.RawMessage
+		if json.Unmarshal(def, &items) != nil || len(items) == 0 {
+			return nil
+		}
+		if !scalarItems {
+			return items
+		}
+		out := make([]object, len(items))
+		for i, it := range items {
+			out[i] = object{{"value", it}}
+		}
+		return out
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(def, &m) != nil || len(m) == 0 {
+		return nil
+	}
+	keys := sortedKeys(m)
+	out := make([]object, len(keys))
+	for i, k := range keys {
+		out[i] = object{{"key", k}, {"value", m[k]}}
+	}
+	return out
 }
 
 // localeFormValue is a LocaleString as a LocaleInput's value: the

@@ -3,6 +3,7 @@ package discovery_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -107,7 +108,7 @@ func TestGeneratedForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"agent_id", "name", "description", "icon", "model", "temperature", "max_tokens", "prompt",
-		"api_key", "stream", "greeting", "endpoint", "llm", "cron"}
+		"api_key", "stream", "greeting", "endpoint", "tools", "llm", "cron"}
 	if diff := cmp.Diff(want, elementNames(t, r.Form)); diff != "" {
 		t.Errorf("form elements (-want +got):\n%s", diff)
 	}
@@ -351,4 +352,99 @@ func TestSecretNames(t *testing.T) {
 			t.Errorf("%s: secret %v, want %v", name, got, secret)
 		}
 	}
+}
+
+type repeaterSettings struct {
+	Tags     []string                   `json:"tags" form:"label=Tags,add=New tag,min=1,max=5"`
+	Limits   map[string]int             `json:"limits"`
+	Examples []repeaterExample          `json:"examples"`
+	Teams    map[string]repeaterExample `json:"teams"`
+	Model    string                     `json:"model" form:"models=chat"`
+	Blob     json.RawMessage            `json:"blob"`
+	Any      map[string]any             `json:"any"`
+}
+
+type repeaterExample struct {
+	Input string `json:"input"`
+	Valid bool   `json:"valid"`
+}
+
+// Lists and maps become FormKit repeaters, as the reference's forms of a
+// list of forms; model selections are selects the UI fills with the
+// models of a kind.
+func TestRepeaterAndModelSelect(t *testing.T) {
+	form, err := discovery.Form(repeaterSettings{Tags: []string{"a"}, Limits: map[string]int{"b": 2, "a": 1}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"agent_id", "name", "description", "icon", "tags", "limits", "examples", "teams", "model"}, elementNames(t, form)); diff != "" {
+		t.Errorf("elements (-want +got):\n%s", diff)
+	}
+	text := func(ref, name string, label any) string {
+		l, _ := json.Marshal(label)
+		return `{"is_formkit_element": true, "condition_if": null, "ref": "` + ref + `", "formkit": "primeInputText", "name": "` + name + `",
+			"label": ` + string(l) + `, "help": null, "value": null, "required": true, "additional_validation_rules": null,
+			"disabled": false, "readonly": false, "placeholder": null, "prefix": null, "suffix": null, "icon_prefix": null, "icon_suffix": null,
+			"validation": "required"}`
+	}
+	key := text("limits.key", "key", map[string]string{"de": "Schlüssel", "en": "Key", "fr": "Clé", "it": "Chiave"})
+	value := map[string]string{"de": "Wert", "en": "Value", "fr": "Valeur", "it": "Valore"}
+	add := `{"de": "Hinzufügen", "en": "Add", "fr": "Ajouter", "it": "Aggiungi"}`
+	jsonEqual(t, "tags", `{"is_formkit_element": true, "condition_if": null, "ref": "tags", "formkit": "repeater", "name": "tags",
+		"label": "Tags", "add_label": "New tag", "remove_label": null, "up_control": null, "down_control": null, "insert_control": null,
+		"min": 1, "max": 5, "children": [`+text("tags.value", "value", value)+`], "value": [{"value": "a"}]}`, elementNamed(t, form, "tags"))
+
+	var limits struct {
+		Children []json.RawMessage `json:"children"`
+		Value    json.RawMessage   `json:"value"`
+		AddLabel json.RawMessage   `json:"add_label"`
+	}
+	if err := json.Unmarshal(elementNamed(t, form, "limits"), &limits); err != nil || len(limits.Children) != 2 {
+		t.Fatalf("limits: %s, %v", elementNamed(t, form, "limits"), err)
+	}
+	jsonEqual(t, "limits key", key, limits.Children[0])
+	if string(limits.Value) != `[{"key":"a","value":1},{"key":"b","value":2}]` {
+		t.Errorf("limits value %s", limits.Value)
+	}
+	jsonEqual(t, "limits add", add, limits.AddLabel)
+	if !strings.Contains(string(limits.Children[1]), `"formkit":"primeInputNumber"`) {
+		t.Errorf("limits value element %s", limits.Children[1])
+	}
+
+	if names := childNames(t, elementNamed(t, form, "examples")); fmt.Sprint(names) != "[input valid]" {
+		t.Errorf("examples children %v", names)
+	}
+	teams := elementNamed(t, form, "teams")
+	if names := childNames(t, teams); fmt.Sprint(names) != "[key value]" || !strings.Contains(string(teams), `"formkit":"group","name":"value"`) ||
+		!strings.Contains(string(teams), `"ref":"teams.value.input"`) {
+		t.Errorf("teams %s", teams)
+	}
+
+	var model struct {
+		Formkit string          `json:"formkit"`
+		Options json.RawMessage `json:"options"`
+		Mode    *string         `json:"options_api_mode"`
+	}
+	if err := json.Unmarshal(elementNamed(t, form, "model"), &model); err != nil || model.Formkit != "primeSelect" ||
+		string(model.Options) != "[]" || model.Mode == nil || *model.Mode != "chat" {
+		t.Errorf("model select %s, %v", elementNamed(t, form, "model"), err)
+	}
+
+	type badModel struct {
+		M string `json:"m" form:"models=poetry"`
+	}
+	if _, err := discovery.Form(badModel{}, false); err == nil || !strings.Contains(err.Error(), "models=") {
+		t.Errorf("an unknown model kind: %v", err)
+	}
+}
+
+func childNames(t *testing.T, e []byte) []string {
+	t.Helper()
+	var el struct {
+		Children []json.RawMessage `json:"children"`
+	}
+	if err := json.Unmarshal(e, &el); err != nil {
+		t.Fatal(err)
+	}
+	return elementNames(t, el.Children)
 }

@@ -120,3 +120,25 @@ func (l *LocaleString) encodeLax(e *encoder) error {
 	e.buf = append(e.buf, '}')
 	return nil
 }
+
+// MarshalJSON writes l in its wire form, as events carry it:
+// {"de", "en", "fr", "it"}, a locale without a text as null. It lets
+// encoding/json users (configurations, templates, profiles) write the
+// same shape the event codec writes.
+func (l LocaleString) MarshalJSON() ([]byte, error) {
+	e := encoder{}
+	if err := l.encodeLax(&e); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// UnmarshalJSON reads the wire form as the event codec does: unknown keys
+// are dropped, a null locale or a null object is empty.
+func (l *LocaleString) UnmarshalJSON(data []byte) error {
+	d := decoder{data: validUTF8(data)}
+	if err := l.decodeLax(&d); err != nil {
+		return err
+	}
+	return d.end()
+}

@@ -25,8 +25,13 @@
 // route (POST /api/v1/bitl/answers), and with -bot-webhook URL the
 // bot-in-the-loop questions are posted, signed, to URL. -scheduler fires
 // the profiles' cron schedules (package schedule; -schedules FILE lists
-// them, else they are read from the state store). SIGINT or SIGTERM shut
-// the server down gracefully.
+// them, else they are read from the profiles with -profiles, else from the
+// state store). -profiles keeps the agents' profiles in the JetStream
+// key-value bucket -profiles-kv-bucket, answers the agents' config RPC from
+// them (aihub.rpc.config.agent.*.*, as the platform's API does) and serves
+// the admin routes under /api/v1/saap/profiles and /api/v1/saap/schedules
+// to users with the -admin-role role (default admin) or is_sys_admin.
+// SIGINT or SIGTERM shut the server down gracefully.
 package main
 
 import (
@@ -53,6 +58,7 @@ import (
 	"github.com/saap-go/agent/gateway/ws"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/process"
+	"github.com/saap-go/agent/schedule"
 	"github.com/saap-go/agent/store/natskv"
 )
 
@@ -66,6 +72,7 @@ type options struct {
 	cors, forward               string
 	botWebhook                  string
 	sched                       schedulerOptions
+	profiles                    profileOptions
 }
 
 func main() {
@@ -87,6 +94,7 @@ func main() {
 	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
 	flag.StringVar(&o.botWebhook, "bot-webhook", "", "URL the bot-in-the-loop questions are posted to, signed with SAAP_BOT_SECRET")
 	o.sched.register(flag.CommandLine)
+	o.profiles.register(flag.CommandLine)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(log, o); err != nil {
@@ -157,7 +165,15 @@ func run(log *slog.Logger, o options) error {
 	if err := mountProcesses(ctx, gw, b, o.window, log); err != nil {
 		return err
 	}
-	if err := startScheduler(ctx, b, &o.sched, log); err != nil {
+	prof, err := startProfiles(ctx, gw, b, &o.profiles, log)
+	if err != nil {
+		return err
+	}
+	var profileSource schedule.Source
+	if prof != nil {
+		profileSource = prof
+	}
+	if err := startScheduler(ctx, b, &o.sched, profileSource, log); err != nil {
 		return err
 	}
 	return gw.ListenAndServe(ctx, addr, func(a net.Addr) {

@@ -28,7 +28,7 @@ type schedulerOptions struct {
 
 func (s *schedulerOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.on, "scheduler", false, "fire the profiles' cron schedules (a CronStartEvent per occurrence); replicas elect one leader")
-	fs.StringVar(&s.file, "schedules", "", "JSON file listing the schedules, [{\"agent_class\", \"agent_id\", \"cron\"}]; default: those kept in the state store")
+	fs.StringVar(&s.file, "schedules", "", "JSON file listing the schedules, [{\"agent_class\", \"agent_id\", \"cron\"}]; default: the profiles' with -profiles, else those kept in the state store")
 	fs.StringVar(&s.name, "scheduler-name", "default", "name of the scheduler's state: schedulers of one name share a leader")
 	fs.DurationVar(&s.tick, "scheduler-tick", schedule.DefaultTick, "time between two looks at the schedules")
 	fs.DurationVar(&s.catchUp, "scheduler-catch-up", schedule.DefaultCatchUp, "how far back missed occurrences still fire")
@@ -36,7 +36,9 @@ func (s *schedulerOptions) register(fs *flag.FlagSet) {
 }
 
 // startScheduler runs the scheduler until ctx ends, if -scheduler is set.
-func startScheduler(ctx context.Context, b *natsbus.Bus, o *schedulerOptions, log *slog.Logger) error {
+// profiles, if not nil, is where the schedules are read from unless
+// -schedules names a file.
+func startScheduler(ctx context.Context, b *natsbus.Bus, o *schedulerOptions, profiles schedule.Source, log *slog.Logger) error {
 	if !o.on {
 		if o.file != "" {
 			return errors.New("-schedules needs -scheduler")
@@ -48,6 +50,9 @@ func startScheduler(ctx context.Context, b *natsbus.Bus, o *schedulerOptions, lo
 		return fmt.Errorf("scheduler state store: %w", err)
 	}
 	var src schedule.Source = schedule.NewStoreSource(st, o.name)
+	if profiles != nil {
+		src = profiles
+	}
 	if o.file != "" {
 		list, err := readSchedules(o.file)
 		if err != nil {
