@@ -79,8 +79,11 @@ func loadBench(b *testing.B) {
 		}
 		dir := filepath.Join(os.TempDir(), fmt.Sprintf("saap-memory-bench-v1-%d-%d", benchMemories, benchDim))
 		ix, err := vector.Open(dir, vector.WithSync(false), vector.WithSnapshotEvery(0), vector.WithEfConstruction(64))
-		if err == nil && ix.Len() != benchMemories {
-			_ = ix.Close()
+		if err != nil || ix.Len() != benchMemories {
+			// A partial or unreadable cache: build afresh.
+			if err == nil {
+				_ = ix.Close()
+			}
 			_ = os.RemoveAll(dir)
 			ix, err = vector.Open(dir, vector.WithSync(false), vector.WithSnapshotEvery(0), vector.WithEfConstruction(64))
 		}
