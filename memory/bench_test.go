@@ -18,8 +18,8 @@ import (
 	"github.com/saap-go/agent/vector"
 )
 
-// The recall benchmarks share 100k memories: ada owns half, 500 other
-// users 100 each. The index is built once and kept in the temporary
+// The recall benchmarks share 100k memories (texts on 100 topics): ada
+// owns half, 500 other users 100 each. The index is built once and kept in the temporary
 // directory between runs (building takes minutes on this machine,
 // reading it seconds).
 const (
@@ -50,10 +50,18 @@ var vocabulary = func() []string {
 	return ws
 }()
 
+// sentence draws n words mostly from one of 100 topics of 30 words each
+// (and one word from anywhere), as what people tell an assistant is about
+// a few subjects: texts of one topic are near, of different topics far.
 func sentence(r *rand.Rand, n int) string {
+	topic := r.IntN(100) * 30
 	ws := make([]string, n)
 	for i := range ws {
-		ws[i] = vocabulary[r.IntN(len(vocabulary))]
+		if i == n-1 {
+			ws[i] = vocabulary[r.IntN(len(vocabulary))]
+		} else {
+			ws[i] = vocabulary[topic+r.IntN(30)]
+		}
 	}
 	return strings.Join(ws, " ")
 }
@@ -77,7 +85,7 @@ func loadBench(b *testing.B) {
 		for range 64 {
 			bench.qs = append(bench.qs, sentence(r, 6))
 		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("saap-memory-bench-v1-%d-%d", benchMemories, benchDim))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("saap-memory-bench-v2-%d-%d", benchMemories, benchDim))
 		ix, err := vector.Open(dir, vector.WithSync(false), vector.WithSnapshotEvery(0), vector.WithEfConstruction(64))
 		if err != nil || ix.Len() != benchMemories {
 			// A partial or unreadable cache: build afresh.
@@ -191,4 +199,56 @@ func BenchmarkRecallScan100k(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkRecallAgreement100k reports how many of the raw scan's top 10
+// Recall returns for ada (the graph's recall@10), over 64 queries.
+func BenchmarkRecallAgreement100k(b *testing.B) {
+	loadBench(b)
+	ctx := context.Background()
+	emb := llmtest.HashEmbedder{Dim: benchDim}
+	p := memory.Principal{UserID: "ada"}
+	hit, total := 0, 0
+	for range 1 {
+		for _, q := range bench.qs {
+			got, err := bench.svc.Recall(ctx, p, memory.Query{Text: q})
+			if err != nil {
+				b.Fatal(err)
+			}
+			want := scanTop(emb.Vector(q), "ada", 10)
+			total += len(want)
+			for _, it := range got.User {
+				if slices.Contains(want, it.Text) {
+					hit++
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(hit)/float64(total), "recall@10")
+}
+
+// scanTop is the exact top k texts of owner by a scan. Ties at the tenth
+// place may differ from the index's choice, which counts as a miss.
+func scanTop(q []float32, owner string, k int) []string {
+	type scored struct {
+		i int
+		s float32
+	}
+	var all []scored
+	for j, v := range bench.vecs {
+		if bench.owner[j] != owner {
+			continue
+		}
+		var s float32
+		for d := range q {
+			s += q[d] * v[d]
+		}
+		all = append(all, scored{j, s})
+	}
+	slices.SortFunc(all, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+	var out []string
+	for _, x := range all[:min(k, len(all))] {
+		out = append(out, bench.texts[x.i])
+	}
+	return out
 }
