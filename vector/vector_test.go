@@ -405,3 +405,27 @@ func FuzzSnapshot(f *testing.F) {
 		_ = l2.applyFrame(b)
 	})
 }
+
+// A snapshot whose checksum holds but whose graph does not (written by
+// another tool, or a bug) is refused, not walked into a panic.
+func TestSnapshotWithBrokenGraph(t *testing.T) {
+	ix := NewMemory()
+	must(t, ix.Upsert(context.Background(), records(randVecs(50, 4, 13), nil)...))
+	// Give node 0 a link on a layer its neighbour lacks.
+	var low int
+	for n, ls := range ix.links {
+		if len(ls) == 1 && n != 0 {
+			low = n
+			break
+		}
+	}
+	top := len(ix.links[ix.entry]) - 1
+	if top == 0 {
+		t.Skip("the graph has one layer")
+	}
+	ix.links[ix.entry][top] = append(ix.links[ix.entry][top], uint32(low))
+	l, _ := newLocal(nil)
+	if _, err := l.decodeSnapshot(ix.encodeSnapshot(1)); err == nil {
+		t.Fatal("broken graph accepted")
+	}
+}
