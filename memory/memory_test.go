@@ -77,9 +77,21 @@ func TestRestartKeepsMemories(t *testing.T) {
 	if len(files) < 2 {
 		t.Fatalf("files on disk: %v", files)
 	}
-	// The process dies without Close (ix is dropped, no snapshot); a new
-	// one opens the same directory.
-	ix, err = vector.Open(dir)
+	// The process dies without Close: what it leaves is the files as they
+	// are now (the dead process's lock goes with it), which a new process
+	// opens.
+	crashed := filepath.Join(t.TempDir(), "after-crash")
+	must(t, os.MkdirAll(crashed, 0o700))
+	for _, f := range files {
+		if f.Name() == "LOCK" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(crashed, f.Name()), b, 0o600))
+	}
+	defer ix.Close()
+	ix, err = vector.Open(crashed)
 	must(t, err)
 	defer ix.Close()
 	s = newService(t, ix)

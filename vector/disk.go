@@ -20,6 +20,7 @@ import (
 const (
 	snapshotName = "snapshot"
 	snapshotTmp  = "snapshot.tmp"
+	lockName     = "LOCK"
 	logPrefix    = "log-"
 	magic        = "SAAPVEC\x01"
 	maxFrame     = 1 << 30
@@ -40,10 +41,13 @@ type disk struct {
 	sync    bool
 	pending int   // records logged since the snapshot
 	broken  error // set when the log could not be repaired after a failed write
+	lock    *os.File
 }
 
 // Open opens, or creates, the index persisted in dir. Only one Local may
-// have a directory open at a time. Options that shape the graph (WithM,
+// have a directory open at a time: a second Open, in this process or
+// another, fails with ErrLocked until the first is closed or its process
+// ends. Options that shape the graph (WithM,
 // WithSeed) apply to a new directory; an existing one keeps what its
 // snapshot says.
 func Open(dir string, opts ...Option) (*Local, error) {
@@ -57,19 +61,29 @@ func Open(dir string, opts ...Option) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
 	}
-	d := &disk{dir: dir, sync: l.cfg.sync}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &disk{dir: dir, sync: l.cfg.sync, lock: lock}
+	fail := func(err error) (*Local, error) {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, err
+	}
 	b, err := os.ReadFile(filepath.Join(dir, snapshotName))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("vector: %w", err)
+		return fail(fmt.Errorf("vector: %w", err))
 	default:
 		if d.gen, err = l.decodeSnapshot(b); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, filepath.Join(dir, snapshotName), err)
+			return fail(fmt.Errorf("%w: %s: %v", ErrCorrupt, filepath.Join(dir, snapshotName), err))
 		}
 	}
 	if err := d.replay(l); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	d.removeStale()
 	l.disk = d
@@ -233,11 +247,15 @@ func (d *disk) snapshot(l *Local) error {
 }
 
 func (d *disk) close() error {
-	if d.log == nil {
-		return nil
+	var err error
+	if d.log != nil {
+		err = d.log.Close()
+		d.log = nil
 	}
-	err := d.log.Close()
-	d.log = nil
+	if d.lock != nil {
+		_ = d.lock.Close()
+		d.lock = nil
+	}
 	return err
 }
 
@@ -336,16 +354,20 @@ func (l *Local) decodeSnapshot(b []byte) (uint64, error) {
 	count := r.uvarint()
 	entry := int64(r.uvarint()) - 1
 	top := int(r.uvarint())
-	if r.err != nil || dim < 1 || dim > MaxDimension || m < 2 || count > uint64(len(body)) {
+	// An empty index may not have a dimension yet.
+	if r.err != nil || dim < 0 || dim > MaxDimension || (dim == 0 && count > 0) || m < 2 || count > uint64(len(body)) {
 		return 0, errors.New("bad header")
 	}
-	if l.cfg.dim != 0 && l.cfg.dim != dim {
+	if l.cfg.dim != 0 && dim != 0 && l.cfg.dim != dim {
 		return 0, fmt.Errorf("%w: the directory holds %d-dimensional vectors, WithDimension says %d", ErrDimension, dim, l.cfg.dim)
 	}
 	if err := l.pcg.UnmarshalBinary(rs); err != nil {
 		return 0, fmt.Errorf("random state: %w", err)
 	}
-	l.dim, l.cfg.m = dim, m
+	if dim != 0 {
+		l.dim = dim
+	}
+	l.cfg.m = m
 	n := int(count)
 	l.ids = make([]string, n)
 	l.texts = make([]string, n)

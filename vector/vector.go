@@ -66,6 +66,8 @@ var (
 	ErrClosed = errors.New("vector: index closed")
 	// ErrCorrupt is a snapshot that fails its checksum or cannot be read.
 	ErrCorrupt = errors.New("vector: corrupt index file")
+	// ErrLocked is a directory another open index holds.
+	ErrLocked = errors.New("vector: directory in use by another index")
 )
 
 // MaxIDLen bounds a record ID, in bytes.

@@ -357,8 +357,8 @@ func TestSnapshotEvery(t *testing.T) {
 	}
 	abandon(ix)
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
-		t.Fatalf("files %v, want a snapshot and one log", entries)
+	if len(entries) != 3 {
+		t.Fatalf("files %v, want a snapshot, one log and the lock", entries)
 	}
 	ix, err = Open(dir)
 	must(t, err)
@@ -427,5 +427,26 @@ func TestSnapshotWithBrokenGraph(t *testing.T) {
 	l, _ := newLocal(nil)
 	if _, err := l.decodeSnapshot(ix.encodeSnapshot(1)); err == nil {
 		t.Fatal("broken graph accepted")
+	}
+}
+
+func TestDirectoryLock(t *testing.T) {
+	dir := t.TempDir()
+	ix, err := Open(dir)
+	must(t, err)
+	if _, err := Open(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v", err)
+	}
+	must(t, ix.Close())
+	// The empty index's snapshot reopens too.
+	ix, err = Open(dir)
+	must(t, err)
+	must(t, ix.Upsert(context.Background(), Record{ID: "a", Vector: []float32{1, 2, 3}}))
+	must(t, ix.Close())
+	ix, err = Open(dir, WithDimension(3))
+	must(t, err)
+	defer ix.Close()
+	if ix.Len() != 1 || ix.Dimension() != 3 {
+		t.Fatalf("Len %d, dimension %d", ix.Len(), ix.Dimension())
 	}
 }
