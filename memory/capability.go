@@ -16,7 +16,8 @@ import (
 const RecallTimeout = 15 * time.Second
 
 // RecallStep is the capability step that answers a RecallMemoryEvent for
-// the run's user (taken from the run's UserMessageEvent): it publishes a
+// the run's user (taken from the run's start event, a UserMessageEvent or
+// a RAGStartEvent): it publishes a
 // RetrieveUserMemoryEvent and, when the user acts within an organisation,
 // a RetrieveOrganizationMemoryEvent (what a chat shows), then the
 // MemoryRecalledEvent a later step waits for, whose blocks are one system
@@ -25,8 +26,14 @@ const RecallTimeout = 15 * time.Second
 // hangs; namespaces outside the allowed ones are the caller's error and
 // fail the step.
 func (s *Service) RecallStep(name string) *step.Step {
-	fn := func(ctx step.Context, req *event.RecallMemoryEvent, start *event.UserMessageEvent) ([]event.Event, error) {
-		return s.Answer(ctx, PrincipalOf(start.User), req)
+	fn := func(ctx step.Context, req *event.RecallMemoryEvent, start step.Either[*event.UserMessageEvent, *event.RAGStartEvent]) ([]event.Event, error) {
+		var u *event.UserIdentity
+		if start.A != nil {
+			u = start.A.User
+		} else if start.B != nil {
+			u = start.B.User
+		}
+		return s.Answer(ctx, PrincipalOf(u), req)
 	}
 	return step.New(fn, step.Name(name),
 		step.Emits((*event.RetrieveUserMemoryEvent)(nil), (*event.RetrieveOrganizationMemoryEvent)(nil), (*event.MemoryRecalledEvent)(nil)),

@@ -148,3 +148,37 @@ func TestWriterStores(t *testing.T) {
 		t.Fatalf("bob recalled %v", texts(other.User))
 	}
 }
+
+// A RAG agent's run starts with a RAGStartEvent; its user is the one
+// recalled for.
+func TestRecallStepInARAGRun(t *testing.T) {
+	ctx := context.Background()
+	ix := vector.NewMemory()
+	defer ix.Close()
+	s := newService(t, ix)
+	_, err := s.StoreUser(ctx, ada, []string{"Ada's cat is called Turing"}, memory.Origin{})
+	must(t, err)
+	ask := step.New(func(ctx step.Context, m *event.RAGStartEvent) (*event.RecallMemoryEvent, error) {
+		r := event.New[event.RecallMemoryEvent]()
+		r.Query = m.Messages[len(m.Messages)-1].Content()
+		return r, nil
+	}, step.Name("ask"))
+	answer := step.New(func(ctx step.Context, r *event.MemoryRecalledEvent) (*answered, error) {
+		var parts []string
+		for _, m := range r.UserBlock {
+			parts = append(parts, m.Content())
+		}
+		return &answered{Text: strings.Join(parts, "\n")}, nil
+	}, step.Name("answer"))
+	w, err := step.NewWorkflow("MemoryRAG", ask, s.RecallStep("recall"), answer)
+	must(t, err)
+	h := agenttest.New(t, w, agenttest.FailOnStall())
+	start := event.New[event.RAGStartEvent]()
+	start.User = user("ada", "")
+	start.Messages = []event.ChatMessage{event.Text(event.RoleUser, "what is the cat called")}
+	res := h.Start(start)
+	stop, ok := agenttest.TerminalAs[*answered](res)
+	if !ok || !strings.Contains(stop.Text, "Turing") {
+		t.Fatalf("answer %+v, events %v", stop, res.Control())
+	}
+}
