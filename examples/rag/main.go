@@ -20,6 +20,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
 	"github.com/saap-go/agent/examples/internal/demo/demotrace"
+	"github.com/saap-go/agent/knowledge"
 	"github.com/saap-go/agent/step"
 	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
 )
@@ -52,8 +53,8 @@ func init() {
 
 // RAGAgent answers questions from its corpus.
 type RAGAgent struct {
-	index *Index
-	topK  int
+	retriever knowledge.Retriever
+	topK      int
 }
 
 // Describe gives the texts discovery publishes.
@@ -134,12 +135,15 @@ func resolve(q, subj string) string {
 // Answer, it publishes a RetrieverEvent: tracing shows it as a RETRIEVER
 // span listing the documents and their scores.
 func (a *RAGAgent) Retrieve(ctx step.Context, q *CondenseQuestionEvent) ([]event.Event, error) {
-	hits := a.index.Search(q.CondensedQuestion, a.topK)
+	hits, err := a.retriever.Retrieve(ctx, knowledge.Query{Text: q.CondensedQuestion, K: a.topK})
+	if err != nil {
+		return nil, err
+	}
 	nodes := make([]Node, len(hits))
 	retrieved := make([]event.IngestedNode, len(hits))
 	for i, h := range hits {
-		nodes[i] = Node{ID: h.ID, Source: h.Source, Content: h.Content, Score: h.Score}
-		retrieved[i] = event.IngestedNode{ID: h.ID, DocumentID: h.ID, Source: h.Source, Content: h.Content, Score: &h.Score,
+		nodes[i] = Node{ID: h.ID, Source: h.Title, Content: h.Text, Score: h.Score}
+		retrieved[i] = event.IngestedNode{ID: h.ID, DocumentID: h.ID, Source: h.Title, Content: h.Text, Score: &h.Score,
 			Version: 1, Type: "content", ContentType: "text"}
 	}
 	return []event.Event{&event.RetrieverEvent{Nodes: retrieved}, &RetrieveEvent{Nodes: nodes}}, nil
@@ -179,11 +183,19 @@ func main() {
 		Name:     "rag",
 		AskUsage: "ask this question instead of the demo question, print the run and exit",
 		Agent: func() (agent.Agent, error) {
-			index, err := LoadCorpus()
+			docs, err := LoadCorpus()
 			if err != nil {
 				return nil, err
 			}
-			return &RAGAgent{index: index, topK: 3}, nil
+			chunks, err := Chunks(docs)
+			if err != nil {
+				return nil, err
+			}
+			bm25, err := NewBM25(chunks)
+			if err != nil {
+				return nil, err
+			}
+			return &RAGAgent{retriever: bm25, topK: 3}, nil
 		},
 		Instance: "wiki",
 		// A two-turn conversation: the follow-up refers back.

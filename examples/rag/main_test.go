@@ -1,7 +1,7 @@
 package main
 
 import (
-	"math"
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,59 +12,81 @@ import (
 
 	"github.com/saap-go/agent/internal/exectest"
 	"github.com/saap-go/agent/internal/oispec"
+	"github.com/saap-go/agent/knowledge"
 )
 
-func TestBM25Ranking(t *testing.T) {
-	ix := NewIndex([]Passage{
-		{ID: "a", Content: "nats nats nats stream"},
-		{ID: "b", Content: "stream of events about the agent gateway and many other words that make it long"},
-		{ID: "c", Content: "the gateway"},
-		{ID: "d", Content: "agent agent agent agent"},
-	})
-	// A rare term outweighs a common one; the passage with more occurrences
-	// of the rare term wins.
-	hits := ix.Search("nats gateway", 4)
-	if len(hits) != 3 || hits[0].ID != "a" {
-		t.Fatalf("hits = %+v", hits)
-	}
-	// Length normalisation: the short passage beats the long one for the
-	// same single occurrence.
-	hits = ix.Search("gateway", 4)
-	if len(hits) != 2 || hits[0].ID != "c" || hits[1].ID != "b" {
-		t.Fatalf("gateway hits = %+v", hits)
-	}
-	// Saturation: four occurrences score less than four times one.
-	one := ix.Search("stream", 4)
-	four := ix.Search("agent", 4)
-	if four[0].ID != "d" || four[0].Score >= 4*one[len(one)-1].Score {
-		t.Errorf("no saturation: %+v vs %+v", four, one)
-	}
-	if got := ix.Search("zebra", 3); len(got) != 0 {
-		t.Errorf("unknown term matched %+v", got)
-	}
-	for _, h := range ix.Search("stream gateway agent", 4) {
-		if math.IsNaN(h.Score) || h.Score <= 0 {
-			t.Errorf("score %v", h.Score)
-		}
-	}
+// corpusQueries are questions about the corpus and the paragraph that
+// answers each: the first four are the demo's, the others ask in words of
+// their own.
+var corpusQueries = []struct{ q, want string }{
+	{"Which stream stores NATS's control events?", "nats#1"},
+	{"How does the gateway speak to OpenAI clients?", "gateway#2"},
+	{"What does a paused run cost while it waits?", "hitl#1"},
+	{"How does BM25 ranking weigh query terms?", "rag#2"},
+	{"How often are agent classes discovered?", "gateway#1"},
+	{"Are display events kept anywhere?", "nats#2"},
+	{"Where is an event's class name written?", "protocol#1"},
+	{"When does a step run?", "protocol#2"},
+	{"Do my conversations leave the company?", "swiss-ai-hub#1"},
+	{"Who gets the user's message?", "swiss-ai-hub#2"},
+	{"What does the client receive when a person must answer?", "hitl#2"},
+	{"How does an agent answer from documents rather than memory?", "rag#1"},
+	{"Which events are sent twice?", "nats#2"},
+	{"How does the reply reach the run that waits for it?", "hitl#1"},
+	{"What ends a run?", "protocol#2"},
+	{"What format does the streaming endpoint reply in?", "gateway#1"},
 }
 
-func TestCorpusRetrieval(t *testing.T) {
-	ix, err := LoadCorpus()
+func corpusChunks(t *testing.T) []knowledge.Chunk {
+	t.Helper()
+	docs, err := LoadCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string]string{
-		"Which stream stores NATS's control events?":    "nats#1",
-		"How does the gateway speak to OpenAI clients?": "gateway#2",
-		"What does a paused run cost while it waits?":   "hitl#1",
-		"How does BM25 ranking weigh query terms?":      "rag#2",
+	chunks, err := Chunks(docs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for q, want := range cases {
-		hits := ix.Search(q, 3)
-		if len(hits) == 0 || hits[0].ID != want {
-			t.Errorf("%q: best %v, want %s", q, hits, want)
+	// The chunker keeps each paragraph whole and alone.
+	if len(chunks) != 12 {
+		t.Fatalf("%d chunks, want the corpus's 12 paragraphs", len(chunks))
+	}
+	return chunks
+}
+
+// recallAt is the share of the corpus queries whose answering paragraph
+// is among the first k results.
+func recallAt(t *testing.T, r knowledge.Retriever, k int) float64 {
+	t.Helper()
+	hit := 0
+	for _, c := range corpusQueries {
+		res, err := r.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: k})
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, h := range res {
+			if h.ID == c.want {
+				hit++
+				break
+			}
+		}
+	}
+	return float64(hit) / float64(len(corpusQueries))
+}
+
+func TestCorpusRetrieval(t *testing.T) {
+	bm25, err := NewBM25(corpusChunks(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range corpusQueries[:4] {
+		hits, err := bm25.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: 3})
+		if err != nil || len(hits) == 0 || hits[0].ID != c.want {
+			t.Errorf("%q: best %v (%v), want %s", c.q, hits, err, c.want)
+		}
+	}
+	for _, k := range []int{1, 3} {
+		t.Logf("recall@%d over %d queries: bm25 %.2f", k, len(corpusQueries), recallAt(t, bm25, k))
 	}
 }
 
