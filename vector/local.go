@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -415,7 +416,7 @@ type cand struct {
 }
 
 func sortCands(cs []cand) {
-	sort.Slice(cs, func(i, j int) bool { return cs[i].sim > cs[j].sim })
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(b.sim, a.sim) })
 }
 
 // searchLayer is the paper's SEARCH-LAYER: a best-first walk that keeps
@@ -543,8 +544,9 @@ func (l *Local) scanSet(q []float32, k int, set map[uint32]struct{}, f Filter) [
 
 func (l *Local) scanAll(q []float32, k int, f Filter) []cand {
 	var h minHeap
-	for _, n := range l.byID {
-		if len(f) > 0 && !f.Matches(l.meta[n]) {
+	for i, dead := range l.deleted {
+		n := uint32(i)
+		if dead || len(f) > 0 && !f.Matches(l.meta[n]) {
 			continue
 		}
 		h.pushBounded(cand{n, dot(q, l.vec(n))}, k)

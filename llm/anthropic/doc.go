@@ -12,4 +12,8 @@
 // Thinking blocks without a signature (from another provider) are not
 // sent, and redacted thinking is not kept. Tool results travel in user
 // turns, as the API wants; consecutive turns of the same role are merged.
+//
+// Anthropic has no embeddings API, so this provider is no llm.Embedder:
+// pair it with the openai or gemini provider's Embed, or another
+// llm.Embedder, for memory and knowledge search.
 package anthropic

@@ -59,8 +59,10 @@ func WithClientConfig(f func(*genai.ClientConfig)) Option {
 
 // Provider calls the Gemini API. It is safe for concurrent use.
 type Provider struct {
-	client *genai.Client
-	model  string
+	client     *genai.Client
+	model      string
+	embedModel string
+	embedDims  int
 }
 
 var (

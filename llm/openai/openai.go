@@ -35,6 +35,8 @@ type config struct {
 	model       string
 	opts        []option.RequestOption
 	maxTokensV1 bool
+	embedModel  string
+	embedDims   int
 }
 
 // WithAPIKey sets the API key; without it the SDK reads OPENAI_API_KEY.
