@@ -1,6 +1,7 @@
 // Command rag runs RAGAgent, the protocol's retrieval example: it condenses
 // the conversation into a standalone question, retrieves passages from a
-// small bundled corpus ranked with BM25, and answers from them. Its internal
+// small bundled corpus on the embedded vector index (with BM25 fused in by
+// rank, or alone: -retrieval), and answers from them. Its internal
 // steps exchange control events only; a client of the gateway sees its own
 // message, the RetrieverEvent listing the passages (a RETRIEVER span when
 // traced) and the final StopEvent.
@@ -13,7 +14,10 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/saap-go/agent"
@@ -23,6 +27,7 @@ import (
 	"github.com/saap-go/agent/knowledge"
 	"github.com/saap-go/agent/step"
 	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
+	"github.com/saap-go/agent/vector"
 )
 
 // CondenseQuestionEvent carries the standalone question (the protocol
@@ -43,7 +48,7 @@ type Node struct {
 // RetrieveEvent carries the passages that match the question best.
 type RetrieveEvent struct {
 	event.ControlEvent
-	Nodes []Node `json:"nodes" description:"passages ranked by BM25, best first"`
+	Nodes []Node `json:"nodes" description:"passages ranked by the retriever, best first"`
 }
 
 func init() {
@@ -70,7 +75,7 @@ func (a *RAGAgent) Describe() agent.Description {
 func (a *RAGAgent) Steps() []*step.Step {
 	return []*step.Step{
 		step.New(a.Condense, step.Description("condenses the conversation into one question")),
-		step.New(a.Retrieve, step.Description("ranks the corpus with BM25"),
+		step.New(a.Retrieve, step.Description("ranks the corpus on the vector index and with BM25"),
 			step.Emits(&RetrieveEvent{}, &event.RetrieverEvent{})),
 		step.New(a.Answer, step.Description("answers from the best passages")),
 	}
@@ -172,30 +177,31 @@ func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *Retriev
 	stop := &event.LLMStopEvent{}
 	stop.InputMessages = []event.Message{event.MessageFromString(event.RoleUser, q.CondensedQuestion)}
 	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, b.String())}
-	stop.ChatModelName = event.Str("bm25-extractive")
+	stop.ChatModelName = event.Str("extractive")
 	stop.Provider = event.Str("local") // no model service: the answer is extracted here
 	return stop, nil
 }
 
+var (
+	retrieval = flag.String("retrieval", string(ByVector), "how to rank the corpus: vector (the vector index), hybrid (the vector index and BM25, fused by rank) or bm25")
+	indexDir  = flag.String("index", "", "keep the vector index in this directory (it survives a restart); in memory when empty")
+)
+
 func main() {
+	var index vector.Index
 	demo.Main(demo.Command{
 		Tracing:  demotrace.Tracing,
 		Name:     "rag",
 		AskUsage: "ask this question instead of the demo question, print the run and exit",
 		Agent: func() (agent.Agent, error) {
-			docs, err := LoadCorpus()
+			r, ix, err := Retriever(context.Background(), Retrieval(*retrieval), *indexDir, func(s string) {
+				fmt.Fprintln(os.Stderr, "rag:", s)
+			})
 			if err != nil {
 				return nil, err
 			}
-			chunks, err := Chunks(docs)
-			if err != nil {
-				return nil, err
-			}
-			bm25, err := NewBM25(chunks)
-			if err != nil {
-				return nil, err
-			}
-			return &RAGAgent{retriever: bm25, topK: 3}, nil
+			index = ix
+			return &RAGAgent{retriever: r, topK: 3}, nil
 		},
 		Instance: "wiki",
 		// A two-turn conversation: the follow-up refers back.
@@ -206,4 +212,11 @@ func main() {
 		},
 		Want: "LLMStopEvent",
 	})
+	if index != nil {
+		// A clean close writes the snapshot, so the next start reads no log.
+		if err := index.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "rag: close the vector index:", err)
+			os.Exit(1)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -75,18 +76,44 @@ func recallAt(t *testing.T, r knowledge.Retriever, k int) float64 {
 }
 
 func TestCorpusRetrieval(t *testing.T) {
-	bm25, err := NewBM25(corpusChunks(t))
-	if err != nil {
-		t.Fatal(err)
+	corpusChunks(t)
+	retrievers := map[Retrieval]knowledge.Retriever{}
+	for _, how := range []Retrieval{ByBM25, ByVector, ByHybrid} {
+		r, ix, err := Retriever(context.Background(), how, "", func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix != nil {
+			t.Cleanup(func() { ix.Close() })
+		}
+		retrievers[how] = r
 	}
-	for _, c := range corpusQueries[:4] {
-		hits, err := bm25.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: 3})
-		if err != nil || len(hits) == 0 || hits[0].ID != c.want {
-			t.Errorf("%q: best %v (%v), want %s", c.q, hits, err, c.want)
+	// The demo's questions find their paragraph first, whichever way.
+	for how, r := range retrievers {
+		for _, c := range corpusQueries[:4] {
+			hits, err := r.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: 3})
+			if err != nil || len(hits) == 0 || hits[0].ID != c.want {
+				t.Errorf("%s: %q: best %v (%v), want %s", how, c.q, hits, err, c.want)
+			}
 		}
 	}
+	// recall@k of every query, against BM25 as the baseline.
+	recall := map[Retrieval]map[int]float64{}
 	for _, k := range []int{1, 3} {
-		t.Logf("recall@%d over %d queries: bm25 %.2f", k, len(corpusQueries), recallAt(t, bm25, k))
+		line := fmt.Sprintf("recall@%d over %d corpus queries:", k, len(corpusQueries))
+		for _, how := range []Retrieval{ByBM25, ByVector, ByHybrid} {
+			if recall[how] == nil {
+				recall[how] = map[int]float64{}
+			}
+			recall[how][k] = recallAt(t, retrievers[how], k)
+			line += fmt.Sprintf(" %s %.2f", how, recall[how][k])
+		}
+		fmt.Println(line)
+	}
+	// Floors the offline embedder clears on this corpus; a retrieval that
+	// broke (wrong chunks, a lost title, unfused lists) falls below them.
+	if recall[ByHybrid][3] < 0.9 || recall[ByVector][3] < 0.75 || recall[ByHybrid][1] < recall[ByBM25][1]-0.15 {
+		t.Errorf("recall below its floor: %v", recall)
 	}
 }
 
@@ -108,6 +135,29 @@ func TestRAGExample(t *testing.T) {
 	bin := exectest.Build(t)
 	t.Run("demo", func(t *testing.T) { testDemo(t, bin) })
 	t.Run("trace", func(t *testing.T) { testTrace(t, bin) })
+	t.Run("restart", func(t *testing.T) { testRestart(t, bin) })
+}
+
+// With -index the vector index is kept in files: the first start embeds
+// the corpus, the second finds it there and embeds nothing, and answers
+// the same.
+func testRestart(t *testing.T, bin string) {
+	dir := t.TempDir()
+	var answers []string
+	for i, want := range []string{"embedded and indexed 12 chunks", "holds the corpus's 12 chunks: nothing to embed"} {
+		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env(), "-index", dir, "-ask", "Which stream stores NATS's control events?")
+		if err != nil {
+			t.Fatalf("start %d: %v\n%s\n%s", i+1, err, out, stderr)
+		}
+		if !strings.Contains(stderr, want) {
+			t.Errorf("start %d: stderr lacks %q:\n%s", i+1, want, stderr)
+		}
+		_, answer, _ := strings.Cut(out, "answer (LLMStopEvent): ")
+		answers = append(answers, answer)
+	}
+	if answers[0] == "" || answers[0] != answers[1] {
+		t.Errorf("answers differ across the restart: %q, %q", answers[0], answers[1])
+	}
 }
 
 func testDemo(t *testing.T, bin string) {
