@@ -44,8 +44,8 @@ type Chunk struct {
 type Chunker struct {
 	// Size is the most a chunk may measure; DefaultChunkSize when 0.
 	Size int
-	// Overlap is how much of a chunk's end the next chunk repeats, less
-	// than Size; none when 0.
+	// Overlap is how much of a chunk's end the next chunk repeats, at
+	// most half of Size; none when 0.
 	Overlap int
 	// Count measures a text; characters (runes) when nil. EstimateTokens
 	// measures in tokens, or pass a model's tokenizer.
@@ -79,8 +79,10 @@ func (c Chunker) check() error {
 	if c.Size < 0 {
 		return fmt.Errorf("%w: chunk size %d is negative", ErrInvalid, c.Size)
 	}
-	if c.Overlap < 0 || c.Overlap >= c.size() {
-		return fmt.Errorf("%w: chunk overlap %d must be at least 0 and less than the size %d", ErrInvalid, c.Overlap, c.size())
+	// An overlap near the size would make a chunk per word: a text of
+	// n units would become n chunks of the size each.
+	if c.Overlap < 0 || c.Overlap > c.size()/2 {
+		return fmt.Errorf("%w: chunk overlap %d must be at least 0 and at most half the size %d", ErrInvalid, c.Overlap, c.size())
 	}
 	return nil
 }
@@ -91,8 +93,8 @@ var (
 )
 
 // Split cuts a document into chunks. A document without an ID or with
-// only white space is an error, as is a Chunker whose Overlap is not less
-// than its Size.
+// only white space is an error, as is a Chunker whose Overlap is more than
+// half its Size.
 func (c Chunker) Split(doc Document) ([]Chunk, error) {
 	if err := c.check(); err != nil {
 		return nil, err
