@@ -29,6 +29,11 @@ type SearchArgs struct {
 // user of the message the loop is answering. Collections the user may not
 // read are not searched, and the result says so. The result is the text of
 // the block a SearchKnowledgeEvent would be answered with.
+//
+// A call the loop makes after an approval question runs in the step that
+// took the answer, which has no user message: behind llm.RequireApproval
+// the tool reads only collections granted to the system, unless the
+// context names the user (WithUser).
 func (c *Capability) Tool(offered ...event.KnowledgeReference) llm.Callable {
 	if len(offered) == 0 {
 		for r := range c.Collections {
