@@ -267,7 +267,7 @@ func (l *Local) applyFrame(p []byte) error {
 			if r.err != nil {
 				break
 			}
-			if l.dim != 0 && len(pr.vec) != l.dim {
+			if len(pr.vec) == 0 || l.dim != 0 && len(pr.vec) != l.dim {
 				return fmt.Errorf("record %q has %d dimensions, the index %d", pr.id, len(pr.vec), l.dim)
 			}
 			l.applyUpsert(pr)
@@ -394,6 +394,16 @@ func (l *Local) decodeSnapshot(b []byte) (uint64, error) {
 	}
 	if r.err != nil {
 		return 0, r.err
+	}
+	// A link to a node that has no such layer would break every walk.
+	for i, layers := range l.links {
+		for j, ls := range layers {
+			for _, v := range ls {
+				if len(l.links[v]) <= j {
+					return 0, fmt.Errorf("node %d links on layer %d to node %d, which has %d layers", i, j, v, len(l.links[v]))
+				}
+			}
+		}
 	}
 	if entry >= int64(n) || (n > 0 && entry < 0) || (entry >= 0 && top >= len(l.links[entry])) {
 		return 0, errors.New("bad entry point")
