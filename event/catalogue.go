@@ -388,6 +388,20 @@ type ContextComposedEvent struct {
 	History []ChatMessage `json:"history" event:"required"`
 }
 
+// KnowledgeSearchedEvent answers a SearchKnowledgeEvent: Block holds
+// system messages with what the collections the user may read hold for
+// the query, GroundingNodes the sections Block quotes (a client lists them
+// as sources) and Refused the referenced collections that were not
+// searched. It is displayed so that a client numbers exactly the sources
+// an answer can cite.
+type KnowledgeSearchedEvent struct {
+	ControlAndDisplayEvent
+	Block          []ChatMessage        `json:"block" event:"default=[]"`
+	GroundingNodes []IngestedNode       `json:"grounding_nodes" event:"default=[]"`
+	Refused        []KnowledgeReference `json:"refused" event:"default=[]"`
+	ToolCallID     *string              `json:"tool_call_id"`
+}
+
 // Direct BaseEvent subclasses: neither control nor display.
 
 // ClassDiscoveryRequestEvent asks every agent and process class to describe itself.
@@ -689,6 +703,7 @@ func registerCatalogue() {
 	MustRegister[MemoryStorageRequestedEvent]()
 	MustRegister[ComposeContextEvent]()
 	MustRegister[ContextComposedEvent]()
+	MustRegister[KnowledgeSearchedEvent]()
 
 	MustRegister[ClassDiscoveryRequestEvent]()
 	MustRegister[AgentClassDiscoveryResponseEvent]()

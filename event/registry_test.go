@@ -114,6 +114,7 @@ var referenceParents = map[string][]string{
 	"MemoryStorageRequestedEvent":             chain("MemoryStorageRequestedEvent", cadChain),
 	"ComposeContextEvent":                     chain("ComposeContextEvent", cadChain),
 	"ContextComposedEvent":                    chain("ContextComposedEvent", cadChain),
+	"KnowledgeSearchedEvent":                  chain("KnowledgeSearchedEvent", cadChain),
 
 	"ChunkEvent":             {"ChunkEvent", "DisplayEvent"},
 	"ThoughtEvent":           {"ThoughtEvent", "DisplayEvent"},

@@ -347,6 +347,13 @@ var texts = map[string][2]LocaleString{
 	"ComposeContextEvent": tx(
 		L(composeName, composeName, composeName, composeName),
 		L(composeDesc, composeDesc, composeDesc, composeDesc)),
+	// The reference's texts for this class are not at hand: this SDK's own.
+	"KnowledgeSearchedEvent": tx(
+		L("Wissen Durchsucht", "Knowledge Searched", "Connaissances Recherchées", "Conoscenza Cercata"),
+		L("Die Wissenssammlungen, auf die der Benutzer zugreifen darf, wurden nach der Anfrage durchsucht.",
+			"The knowledge collections the user may read have been searched for the request.",
+			"Les collections de connaissances que l'utilisateur peut lire ont été parcourues pour la demande.",
+			"Le raccolte di conoscenza che l'utente può leggere sono state cercate per la richiesta.")),
 	// Not in the reference's events files: this SDK's own texts for the
 	// process tree, so that work events never show empty titles.
 	"WorkEvent": tx(

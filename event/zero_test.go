@@ -123,6 +123,7 @@ var zeroRules = map[string]string{
 	"MemoryStorageRequestedEvent":             "display; start_event: object!; target_agent_class: str; target_agent_id: str",
 	"ComposeContextEvent":                     "display; history: list; blocks: list = []",
 	"ContextComposedEvent":                    "display; history: list",
+	"KnowledgeSearchedEvent":                  "display; block: list = []; grounding_nodes: list = []; refused: list = []; tool_call_id: str?",
 
 	"ClassDiscoveryRequestEvent": "base",
 	"AgentClassDiscoveryResponseEvent": `base; agent_class: str; name: locale!; description: locale!; icon: str = "mage:robot";

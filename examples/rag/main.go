@@ -1,6 +1,7 @@
 // Command rag runs RAGAgent, the protocol's retrieval example: it condenses
 // the conversation into a standalone question, retrieves passages from a
-// small bundled corpus ranked with BM25, and answers from them. Its internal
+// small bundled corpus on the embedded vector index (with BM25 fused in by
+// rank, or alone: -retrieval), and answers from them. Its internal
 // steps exchange control events only; a client of the gateway sees its own
 // message, the RetrieverEvent listing the passages (a RETRIEVER span when
 // traced) and the final StopEvent.
@@ -13,15 +14,20 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/saap-go/agent"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/examples/internal/demo"
 	"github.com/saap-go/agent/examples/internal/demo/demotrace"
+	"github.com/saap-go/agent/knowledge"
 	"github.com/saap-go/agent/step"
 	_ "github.com/saap-go/agent/store/redis" // REDIS_URL keeps run state in Redis
+	"github.com/saap-go/agent/vector"
 )
 
 // CondenseQuestionEvent carries the standalone question (the protocol
@@ -42,7 +48,7 @@ type Node struct {
 // RetrieveEvent carries the passages that match the question best.
 type RetrieveEvent struct {
 	event.ControlEvent
-	Nodes []Node `json:"nodes" description:"passages ranked by BM25, best first"`
+	Nodes []Node `json:"nodes" description:"passages ranked by the retriever, best first"`
 }
 
 func init() {
@@ -52,8 +58,8 @@ func init() {
 
 // RAGAgent answers questions from its corpus.
 type RAGAgent struct {
-	index *Index
-	topK  int
+	retriever knowledge.Retriever
+	topK      int
 }
 
 // Describe gives the texts discovery publishes.
@@ -69,7 +75,7 @@ func (a *RAGAgent) Describe() agent.Description {
 func (a *RAGAgent) Steps() []*step.Step {
 	return []*step.Step{
 		step.New(a.Condense, step.Description("condenses the conversation into one question")),
-		step.New(a.Retrieve, step.Description("ranks the corpus with BM25"),
+		step.New(a.Retrieve, step.Description("ranks the corpus on the vector index and with BM25"),
 			step.Emits(&RetrieveEvent{}, &event.RetrieverEvent{})),
 		step.New(a.Answer, step.Description("answers from the best passages")),
 	}
@@ -134,12 +140,15 @@ func resolve(q, subj string) string {
 // Answer, it publishes a RetrieverEvent: tracing shows it as a RETRIEVER
 // span listing the documents and their scores.
 func (a *RAGAgent) Retrieve(ctx step.Context, q *CondenseQuestionEvent) ([]event.Event, error) {
-	hits := a.index.Search(q.CondensedQuestion, a.topK)
+	hits, err := a.retriever.Retrieve(ctx, knowledge.Query{Text: q.CondensedQuestion, K: a.topK})
+	if err != nil {
+		return nil, err
+	}
 	nodes := make([]Node, len(hits))
 	retrieved := make([]event.IngestedNode, len(hits))
 	for i, h := range hits {
-		nodes[i] = Node{ID: h.ID, Source: h.Source, Content: h.Content, Score: h.Score}
-		retrieved[i] = event.IngestedNode{ID: h.ID, DocumentID: h.ID, Source: h.Source, Content: h.Content, Score: &h.Score,
+		nodes[i] = Node{ID: h.ID, Source: h.Title, Content: h.Text, Score: h.Score}
+		retrieved[i] = event.IngestedNode{ID: h.ID, DocumentID: h.ID, Source: h.Title, Content: h.Text, Score: &h.Score,
 			Version: 1, Type: "content", ContentType: "text"}
 	}
 	return []event.Event{&event.RetrieverEvent{Nodes: retrieved}, &RetrieveEvent{Nodes: nodes}}, nil
@@ -168,22 +177,31 @@ func (a *RAGAgent) Answer(ctx step.Context, q *CondenseQuestionEvent, r *Retriev
 	stop := &event.LLMStopEvent{}
 	stop.InputMessages = []event.Message{event.MessageFromString(event.RoleUser, q.CondensedQuestion)}
 	stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, b.String())}
-	stop.ChatModelName = event.Str("bm25-extractive")
+	stop.ChatModelName = event.Str("extractive")
 	stop.Provider = event.Str("local") // no model service: the answer is extracted here
 	return stop, nil
 }
 
+var (
+	retrieval = flag.String("retrieval", string(ByVector), "how to rank the corpus: vector (the vector index), hybrid (the vector index and BM25, fused by rank) or bm25")
+	indexDir  = flag.String("index", "", "keep the vector index in this directory (it survives a restart); in memory when empty")
+)
+
 func main() {
+	var index vector.Index
 	demo.Main(demo.Command{
 		Tracing:  demotrace.Tracing,
 		Name:     "rag",
 		AskUsage: "ask this question instead of the demo question, print the run and exit",
 		Agent: func() (agent.Agent, error) {
-			index, err := LoadCorpus()
+			r, ix, err := Retriever(context.Background(), Retrieval(*retrieval), *indexDir, func(s string) {
+				fmt.Fprintln(os.Stderr, "rag:", s)
+			})
 			if err != nil {
 				return nil, err
 			}
-			return &RAGAgent{index: index, topK: 3}, nil
+			index = ix
+			return &RAGAgent{retriever: r, topK: 3}, nil
 		},
 		Instance: "wiki",
 		// A two-turn conversation: the follow-up refers back.
@@ -194,4 +212,11 @@ func main() {
 		},
 		Want: "LLMStopEvent",
 	})
+	if index != nil {
+		// A clean close writes the snapshot, so the next start reads no log.
+		if err := index.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "rag: close the vector index:", err)
+			os.Exit(1)
+		}
+	}
 }

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"math"
+	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,59 +13,107 @@ import (
 
 	"github.com/saap-go/agent/internal/exectest"
 	"github.com/saap-go/agent/internal/oispec"
+	"github.com/saap-go/agent/knowledge"
 )
 
-func TestBM25Ranking(t *testing.T) {
-	ix := NewIndex([]Passage{
-		{ID: "a", Content: "nats nats nats stream"},
-		{ID: "b", Content: "stream of events about the agent gateway and many other words that make it long"},
-		{ID: "c", Content: "the gateway"},
-		{ID: "d", Content: "agent agent agent agent"},
-	})
-	// A rare term outweighs a common one; the passage with more occurrences
-	// of the rare term wins.
-	hits := ix.Search("nats gateway", 4)
-	if len(hits) != 3 || hits[0].ID != "a" {
-		t.Fatalf("hits = %+v", hits)
-	}
-	// Length normalisation: the short passage beats the long one for the
-	// same single occurrence.
-	hits = ix.Search("gateway", 4)
-	if len(hits) != 2 || hits[0].ID != "c" || hits[1].ID != "b" {
-		t.Fatalf("gateway hits = %+v", hits)
-	}
-	// Saturation: four occurrences score less than four times one.
-	one := ix.Search("stream", 4)
-	four := ix.Search("agent", 4)
-	if four[0].ID != "d" || four[0].Score >= 4*one[len(one)-1].Score {
-		t.Errorf("no saturation: %+v vs %+v", four, one)
-	}
-	if got := ix.Search("zebra", 3); len(got) != 0 {
-		t.Errorf("unknown term matched %+v", got)
-	}
-	for _, h := range ix.Search("stream gateway agent", 4) {
-		if math.IsNaN(h.Score) || h.Score <= 0 {
-			t.Errorf("score %v", h.Score)
-		}
-	}
+// corpusQueries are questions about the corpus and the paragraph that
+// answers each: the first four are the demo's, the others ask in words of
+// their own.
+var corpusQueries = []struct{ q, want string }{
+	{"Which stream stores NATS's control events?", "nats#1"},
+	{"How does the gateway speak to OpenAI clients?", "gateway#2"},
+	{"What does a paused run cost while it waits?", "hitl#1"},
+	{"How does BM25 ranking weigh query terms?", "rag#2"},
+	{"How often are agent classes discovered?", "gateway#1"},
+	{"Are display events kept anywhere?", "nats#2"},
+	{"Where is an event's class name written?", "protocol#1"},
+	{"When does a step run?", "protocol#2"},
+	{"Do my conversations leave the company?", "swiss-ai-hub#1"},
+	{"Who gets the user's message?", "swiss-ai-hub#2"},
+	{"What does the client receive when a person must answer?", "hitl#2"},
+	{"How does an agent answer from documents rather than memory?", "rag#1"},
+	{"Which events are sent twice?", "nats#2"},
+	{"How does the reply reach the run that waits for it?", "hitl#1"},
+	{"What ends a run?", "protocol#2"},
+	{"What format does the streaming endpoint reply in?", "gateway#1"},
 }
 
-func TestCorpusRetrieval(t *testing.T) {
-	ix, err := LoadCorpus()
+func corpusChunks(t *testing.T) []knowledge.Chunk {
+	t.Helper()
+	docs, err := LoadCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string]string{
-		"Which stream stores NATS's control events?":    "nats#1",
-		"How does the gateway speak to OpenAI clients?": "gateway#2",
-		"What does a paused run cost while it waits?":   "hitl#1",
-		"How does BM25 ranking weigh query terms?":      "rag#2",
+	chunks, err := Chunks(docs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for q, want := range cases {
-		hits := ix.Search(q, 3)
-		if len(hits) == 0 || hits[0].ID != want {
-			t.Errorf("%q: best %v, want %s", q, hits, want)
+	// The chunker keeps each paragraph whole and alone.
+	if len(chunks) != 12 {
+		t.Fatalf("%d chunks, want the corpus's 12 paragraphs", len(chunks))
+	}
+	return chunks
+}
+
+// recallAt is the share of the corpus queries whose answering paragraph
+// is among the first k results.
+func recallAt(t *testing.T, r knowledge.Retriever, k int) float64 {
+	t.Helper()
+	hit := 0
+	for _, c := range corpusQueries {
+		res, err := r.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: k})
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, h := range res {
+			if h.ID == c.want {
+				hit++
+				break
+			}
+		}
+	}
+	return float64(hit) / float64(len(corpusQueries))
+}
+
+func TestCorpusRetrieval(t *testing.T) {
+	corpusChunks(t)
+	retrievers := map[Retrieval]knowledge.Retriever{}
+	for _, how := range []Retrieval{ByBM25, ByVector, ByHybrid} {
+		r, ix, err := Retriever(context.Background(), how, "", func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix != nil {
+			t.Cleanup(func() { ix.Close() })
+		}
+		retrievers[how] = r
+	}
+	// The demo's questions find their paragraph first, whichever way.
+	for how, r := range retrievers {
+		for _, c := range corpusQueries[:4] {
+			hits, err := r.Retrieve(context.Background(), knowledge.Query{Text: c.q, K: 3})
+			if err != nil || len(hits) == 0 || hits[0].ID != c.want {
+				t.Errorf("%s: %q: best %v (%v), want %s", how, c.q, hits, err, c.want)
+			}
+		}
+	}
+	// recall@k of every query, against BM25 as the baseline.
+	recall := map[Retrieval]map[int]float64{}
+	for _, k := range []int{1, 3} {
+		line := fmt.Sprintf("recall@%d over %d corpus queries:", k, len(corpusQueries))
+		for _, how := range []Retrieval{ByBM25, ByVector, ByHybrid} {
+			if recall[how] == nil {
+				recall[how] = map[int]float64{}
+			}
+			recall[how][k] = recallAt(t, retrievers[how], k)
+			line += fmt.Sprintf(" %s %.2f", how, recall[how][k])
+		}
+		fmt.Println(line)
+	}
+	// Floors the offline embedder clears on this corpus; a retrieval that
+	// broke (wrong chunks, a lost title, unfused lists) falls below them.
+	if recall[ByHybrid][3] < 0.9 || recall[ByVector][3] < 0.75 || recall[ByHybrid][1] < recall[ByBM25][1]-0.15 {
+		t.Errorf("recall below its floor: %v", recall)
 	}
 }
 
@@ -86,6 +135,29 @@ func TestRAGExample(t *testing.T) {
 	bin := exectest.Build(t)
 	t.Run("demo", func(t *testing.T) { testDemo(t, bin) })
 	t.Run("trace", func(t *testing.T) { testTrace(t, bin) })
+	t.Run("restart", func(t *testing.T) { testRestart(t, bin) })
+}
+
+// With -index the vector index is kept in files: the first start embeds
+// the corpus, the second finds it there and embeds nothing, and answers
+// the same.
+func testRestart(t *testing.T, bin string) {
+	dir := t.TempDir()
+	var answers []string
+	for i, want := range []string{"embedded and indexed 12 chunks", "holds the corpus's 12 chunks: nothing to embed"} {
+		out, stderr, err := exectest.Run(t, bin, time.Minute, exectest.Env(), "-index", dir, "-ask", "Which stream stores NATS's control events?")
+		if err != nil {
+			t.Fatalf("start %d: %v\n%s\n%s", i+1, err, out, stderr)
+		}
+		if !strings.Contains(stderr, want) {
+			t.Errorf("start %d: stderr lacks %q:\n%s", i+1, want, stderr)
+		}
+		_, answer, _ := strings.Cut(out, "answer (LLMStopEvent): ")
+		answers = append(answers, answer)
+	}
+	if answers[0] == "" || answers[0] != answers[1] {
+		t.Errorf("answers differ across the restart: %q, %q", answers[0], answers[1])
+	}
 }
 
 func testDemo(t *testing.T, bin string) {
