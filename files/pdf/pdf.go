@@ -4,9 +4,11 @@
 //	import _ "github.com/saap-go/agent/files/pdf"
 //
 // It is its own package so that agents which read no PDFs do not link a PDF
-// parser. The parser is rsc.io/pdf, pure Go: it reads the text a PDF draws
-// (not the text of scanned images, which needs OCR), page by page, lines
-// top to bottom. Encrypted PDFs are refused.
+// parser. The parser is github.com/ledongthuc/pdf, pure Go, the maintained
+// fork of rsc.io/pdf (which loops forever on some truncated files). It
+// reads the text a PDF draws (not the text of scanned images, which needs
+// OCR), page by page, in the order the page draws it. Encrypted PDFs are
+// refused.
 package pdf
 
 import (
@@ -17,7 +19,7 @@ import (
 	"io"
 	"strings"
 
-	"rsc.io/pdf"
+	"github.com/ledongthuc/pdf"
 
 	"github.com/saap-go/agent/files"
 )
@@ -27,6 +29,13 @@ const ContentType = "application/pdf"
 
 // MaxPages bounds the pages read of one file.
 const MaxPages = 2000
+
+// MaxText bounds the text read of one file, in bytes, whatever the
+// budget: a small compressed stream can draw gigabytes.
+const MaxText = 16 << 20
+
+// enough stops the interpretation of a page whose text reached the limit.
+type enough struct{}
 
 func init() { files.Register(ContentType, Read) }
 
@@ -47,16 +56,20 @@ func Read(ctx context.Context, _ files.Info, r io.Reader, maxBytes int) (text st
 	if err != nil {
 		return "", fmt.Errorf("pdf: %w", err)
 	}
+	limit := MaxText
+	if maxBytes > 0 {
+		limit = min(maxBytes+1, MaxText)
+	}
 	var b strings.Builder
 	n := min(doc.NumPage(), MaxPages)
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		if maxBytes > 0 && b.Len() > maxBytes {
+		if b.Len() >= limit {
 			break
 		}
-		t := pageText(doc.Page(i))
+		t := pageText(doc.Page(i), limit-b.Len())
 		if t == "" {
 			continue
 		}
@@ -77,11 +90,19 @@ func Read(ctx context.Context, _ files.Info, r io.Reader, maxBytes int) (text st
 // by more than a fifth of a space. It interprets the stream itself rather
 // than using the parser's glyph positions, which need font widths that
 // PDFs using the standard fonts do not carry.
-func pageText(p pdf.Page) string {
-	if p.V.IsNull() {
+func pageText(p pdf.Page, limit int) (text string) {
+	if p.V.IsNull() || limit <= 0 {
 		return ""
 	}
 	var b strings.Builder
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(enough); !ok {
+				panic(r)
+			}
+			text = tidy(b.String())
+		}
+	}()
 	var enc pdf.TextEncoding
 	nl := func() {
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
@@ -91,9 +112,12 @@ func pageText(p pdf.Page) string {
 	show := func(v pdf.Value) {
 		if enc == nil {
 			b.WriteString(v.Text())
-			return
+		} else {
+			b.WriteString(enc.Decode(v.RawString()))
 		}
-		b.WriteString(enc.Decode(v.RawString()))
+		if b.Len() >= limit {
+			panic(enough{})
+		}
 	}
 	op := func(stk *pdf.Stack, op string) {
 		n := stk.Len()
@@ -104,7 +128,8 @@ func pageText(p pdf.Page) string {
 		switch op {
 		case "Tf":
 			if n == 2 {
-				enc = p.Font(args[0].Name()).Encoder()
+				f := p.Font(args[0].Name())
+				enc = f.Encoder()
 			}
 		case "BT", "T*":
 			nl()
@@ -146,7 +171,12 @@ func pageText(p pdf.Page) string {
 	} else {
 		pdf.Interpret(c, op)
 	}
-	lines := strings.Split(b.String(), "\n")
+	return tidy(b.String())
+}
+
+// tidy collapses white space within lines and drops empty lines.
+func tidy(s string) string {
+	lines := strings.Split(s, "\n")
 	out := lines[:0]
 	for _, l := range lines {
 		if l = strings.Join(strings.Fields(l), " "); l != "" {

@@ -3,6 +3,7 @@ package pdf_test
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -101,4 +102,36 @@ func FuzzRead(f *testing.F) {
 		_, _ = files.Read(context.Background(), s, info.Ref(), 100)
 		_ = s.Delete(context.Background(), info.ID)
 	})
+}
+
+// TestMutatedPDFsEnd: damaged copies of a fixture (bytes changed, the file
+// cut short) are read or refused, never loop or panic. A truncated string
+// made the parser this package first used loop forever.
+func TestMutatedPDFsEnd(t *testing.T) {
+	data, err := os.ReadFile("testdata/pages.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := files.NewMemory()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	for range n {
+		b := append([]byte(nil), data...)
+		for range 1 + r.IntN(8) {
+			b[r.IntN(len(b))] = byte(r.IntN(256))
+		}
+		if r.IntN(4) == 0 {
+			b = b[:r.IntN(len(b))]
+		}
+		info, err := s.Put(ctx, files.Info{ID: files.NewID(), Name: "m.pdf", ContentType: "application/pdf"}, bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = files.Read(ctx, s, info.Ref(), 0)
+		_ = s.Delete(ctx, info.ID)
+	}
 }
