@@ -40,7 +40,10 @@ var fileStores = []struct {
 }{
 	{"memory", func(t *testing.T) (bus.Bus, files.Store) { return bustest.NewMemory(t), files.NewMemory() }},
 	{"nats", func(t *testing.T) (bus.Bus, files.Store) { b := bustest.NewNATS(t); return b, objectStore(t, b) }},
-	{"nats-external", func(t *testing.T) (bus.Bus, files.Store) { b := bustest.NewExternalNATS(t); return b, objectStore(t, b) }},
+	{"nats-external", func(t *testing.T) (bus.Bus, files.Store) {
+		b := bustest.NewExternalNATS(t)
+		return b, objectStore(t, b)
+	}},
 }
 
 func objectStore(t testing.TB, b *natsbus.Bus) files.Store {
