@@ -46,8 +46,9 @@ func (i Info) Ref() event.UserUploadedFile {
 // Store keeps files. Implementations must be safe for concurrent use. Get,
 // Stat and Delete return an error wrapping ErrNotFound for an unknown id.
 type Store interface {
-	// Put stores the bytes of r under info.ID and returns the info as
-	// stored (Size and Created set). It replaces nothing: the id is new.
+	// Put stores the bytes of r under info.ID, a fresh id (NewID), and
+	// returns the info as stored (Size and Created set). A store need not
+	// detect a reused id.
 	Put(ctx context.Context, info Info, r io.Reader) (Info, error)
 	// Get opens the file; the caller closes the reader.
 	Get(ctx context.Context, id string) (io.ReadCloser, Info, error)

@@ -141,10 +141,16 @@ func (g *Gateway) readUpload(w http.ResponseWriter, r *http.Request, user *event
 			if err := files.CheckName(info.Name); err != nil {
 				return files.Info{}, nil, badRequest("filename", "%v", err)
 			}
-			data, err = io.ReadAll(io.LimitReader(p, maxFile+1))
-			if err != nil {
+			// Sized from the body's length, so a large file is not
+			// copied again and again as the buffer grows.
+			var buf bytes.Buffer
+			if r.ContentLength > 0 {
+				buf.Grow(int(min(r.ContentLength, maxFile+1)) + bytes.MinRead)
+			}
+			if _, err := buf.ReadFrom(io.LimitReader(p, maxFile+1)); err != nil {
 				return files.Info{}, nil, bodyError(err, tooLarge)
 			}
+			data = buf.Bytes()
 			if int64(len(data)) > maxFile {
 				return files.Info{}, nil, tooLarge
 			}
