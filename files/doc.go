@@ -19,10 +19,13 @@
 // NATS as the bus; anything with Put, Get, Stat and Delete (an S3 bucket)
 // can be a Store.
 //
-// Readers: plain text, Markdown and HTML are built in. PDF is in package
-// files/pdf, linked only by those who import it:
+// Readers: plain text and Markdown are built in. HTML and PDF are in
+// packages files/html and files/pdf, linked only by those who import them:
 //
-//	import _ "github.com/saap-go/agent/files/pdf"
+//	import (
+//		_ "github.com/saap-go/agent/files/html"
+//		_ "github.com/saap-go/agent/files/pdf"
+//	)
 //
 // Register adds readers for other types.
 package files

@@ -12,6 +12,7 @@ import (
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/files"
 	"github.com/saap-go/agent/files/filestest"
+	_ "github.com/saap-go/agent/files/html"
 	"github.com/saap-go/agent/llm"
 )
 

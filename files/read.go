@@ -27,7 +27,6 @@ var (
 	readers   = map[string]ReaderFunc{
 		"text/plain":    readText,
 		"text/markdown": readText,
-		"text/html":     readHTML,
 	}
 )
 

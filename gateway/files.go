@@ -33,6 +33,12 @@ import (
 // DefaultMaxFileSize is the default of Config.MaxFileSize.
 const DefaultMaxFileSize = 10 << 20
 
+// DefaultFileTypes is the default of Config.FileTypes: the types package
+// files and its files/html and files/pdf readers turn into text, and the
+// image types models take. The agents read the files, so the list does
+// not depend on which readers the gateway links.
+var DefaultFileTypes = append([]string{"text/plain", "text/markdown", "text/html", "application/pdf"}, files.ImageTypes...)
+
 // multipartSlack is what a multipart body may carry beyond the file: the
 // boundaries, part headers and the thread_id field.
 const multipartSlack = 16 << 10

@@ -134,9 +134,7 @@ type Config struct {
 	// get 413. Default DefaultMaxFileSize (10 MiB).
 	MaxFileSize int64
 	// FileTypes lists the content types uploads may have, as sniffed from
-	// their content; others get 415. Default: those package files reads
-	// (text, Markdown, HTML, PDF when files/pdf is linked) and
-	// files.ImageTypes.
+	// their content; others get 415. Default DefaultFileTypes.
 	FileTypes []string
 	// Scanner, if set, inspects every upload before it is stored (a virus
 	// scanner); a *files.RejectedError it returns gets 422 with the
@@ -232,6 +230,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxFileSize <= 0 {
 		cfg.MaxFileSize = DefaultMaxFileSize
+	}
+	if cfg.FileTypes == nil {
+		cfg.FileTypes = DefaultFileTypes
 	}
 	if cfg.Locale == "" {
 		cfg.Locale = "de"

@@ -1,4 +1,12 @@
-package files
+// Package html reads the visible text of HTML files for package files.
+// Importing it registers the reader of text/html:
+//
+//	import _ "github.com/saap-go/agent/files/html"
+//
+// It is its own package so that programs which read no HTML (the gateway,
+// which only stores files) do not link the HTML parser,
+// golang.org/x/net/html.
+package html
 
 import (
 	"context"
@@ -7,12 +15,20 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/saap-go/agent/files"
 )
 
-// readHTML extracts an HTML document's visible text: scripts, styles and
-// other non-content elements are dropped, block elements end lines, and
-// runs of white space collapse to one.
-func readHTML(_ context.Context, _ Info, r io.Reader, maxBytes int) (string, error) {
+// ContentType is the type this package reads.
+const ContentType = "text/html"
+
+func init() { files.Register(ContentType, Read) }
+
+// Read is the files.ReaderFunc of HTML: the document's visible text.
+// Scripts, styles and other non-content elements are dropped, block
+// elements end lines, and runs of white space collapse to one; reading
+// stops once maxBytes of text are in (<= 0: all).
+func Read(_ context.Context, _ files.Info, r io.Reader, maxBytes int) (string, error) {
 	z := html.NewTokenizer(r)
 	var b strings.Builder
 	skip := 0 // depth inside elements whose text is not content
