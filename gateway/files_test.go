@@ -180,7 +180,7 @@ func testFiles(t *testing.T, newStore func(t *testing.T) (bus.Bus, files.Store))
 	scanned := 0
 	gw, err := gateway.New(gateway.Config{Bus: b, Files: store, Threads: threads, MaxFileSize: 64 << 10, RateLimit: -1,
 		Logger: slog.New(slog.DiscardHandler),
-		Auth: gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
+		Auth:   gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
 		Scanner: files.ScannerFunc(func(_ context.Context, info files.Info, r io.Reader) error {
 			scanned++
 			data, err := io.ReadAll(r)
