@@ -265,6 +265,9 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 	if display == "" {
 		display = event.NewID()
 	}
+	if err := g.checkFiles(r.Context(), body, user); err != nil {
+		return nil, err
+	}
 	if err := g.enterThread(r.Context(), thread, user); err != nil {
 		return nil, err
 	}

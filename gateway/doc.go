@@ -99,7 +99,14 @@
 // runs its own tools and answers once. GET /v1/models (and
 // /v1/models/{model}) lists the conversational classes served. Errors of
 // these endpoints have OpenAI's shape, {"error":{"message","type","param",
-// "code"}}, so OpenAI clients show them.
+// "code"}}, so OpenAI clients show them. image_url parts pass on as
+// images (a data: URL as the image's bytes); file parts name uploads.
+//
+// With Config.Files set, users upload files (POST /api/v1/saap/files,
+// multipart; size, sniffed type and an optional Scanner checked) and put
+// the UserUploadedFile reference it answers into a message's files; only
+// the uploader and the members of the file's thread may read a file or
+// send a message naming it. Package files reads the files in a step.
 //
 // Users come from a pluggable Authenticator (StaticTokens, TokenFunc, or
 // Anonymous for local development, which ListenAndServe serves only on

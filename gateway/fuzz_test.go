@@ -64,7 +64,7 @@ func FuzzRequestBody(f *testing.F) {
 		if json.Unmarshal(data, &req) == nil {
 			for _, m := range req.Messages {
 				_ = m.text()
-				_ = m.chatMessage()
+				_, _, _ = m.chatMessage()
 			}
 		}
 		if e, err := event.Unmarshal(data); err == nil {

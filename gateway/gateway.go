@@ -15,6 +15,7 @@ import (
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/bus/natsbus"
+	"github.com/saap-go/agent/files"
 	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/topic"
 )
@@ -124,6 +125,21 @@ type Config struct {
 	// BotReplayWindow is how far a bot answer's timestamp may be from the
 	// gateway's clock. Default hitl.DefaultReplayWindow.
 	BotReplayWindow time.Duration
+	// Files keeps the files users upload (POST /api/v1/saap/files) and
+	// their messages reference: files.NewMemory, or objstore.New for the
+	// bus's JetStream Object Store. Nil: no upload routes, and references
+	// in messages go to the agents unchecked.
+	Files files.Store
+	// MaxFileSize is the largest file accepted, in bytes; larger uploads
+	// get 413. Default DefaultMaxFileSize (10 MiB).
+	MaxFileSize int64
+	// FileTypes lists the content types uploads may have, as sniffed from
+	// their content; others get 415. Default DefaultFileTypes.
+	FileTypes []string
+	// Scanner, if set, inspects every upload before it is stored (a virus
+	// scanner); a *files.RejectedError it returns gets 422 with the
+	// reason.
+	Scanner files.Scanner
 	// Logger receives the gateway's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (for tests). Default time.Now.
@@ -212,6 +228,12 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.DefaultAgentID == "" {
 		cfg.DefaultAgentID = "default"
 	}
+	if cfg.MaxFileSize <= 0 {
+		cfg.MaxFileSize = DefaultMaxFileSize
+	}
+	if cfg.FileTypes == nil {
+		cfg.FileTypes = DefaultFileTypes
+	}
 	if cfg.Locale == "" {
 		cfg.Locale = "de"
 	}
@@ -281,6 +303,9 @@ func (g *Gateway) routes() {
 	m.HandleFunc("GET /api/v1/saap/runs/{class}/{run}", g.serveRunStatus)
 	m.HandleFunc("POST /api/v1/saap/runs/{class}/{run}/cancel", g.serveRunCancel)
 	m.HandleFunc("GET /api/v1/saap/threads/{thread}/runs", g.serveThreadRuns)
+	m.HandleFunc("POST /api/v1/saap/files", g.guard(g.serveUpload, false))
+	m.HandleFunc("GET /api/v1/saap/files/{file}", g.serveFile)
+	m.HandleFunc("DELETE /api/v1/saap/files/{file}", g.serveFileDelete)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
 	})

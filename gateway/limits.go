@@ -330,9 +330,9 @@ func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
 		return false
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Expose-Headers", "X-Thread-Id, X-Display-Id, X-Run-Id, Retry-After")
+	h.Set("Access-Control-Expose-Headers", "X-Thread-Id, X-Display-Id, X-Run-Id, Retry-After, Location")
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Accept-Language")
 		if c.MaxAge > 0 {
 			h.Set("Access-Control-Max-Age", strconv.Itoa(int(c.MaxAge.Seconds())))

@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/files"
 )
 
 // chatRequest is the part of an OpenAI chat-completions request the gateway
@@ -60,8 +62,15 @@ type contentPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text"`
 	ImageURL *struct {
-		URL string `json:"url"`
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
 	} `json:"image_url"`
+	// File is an OpenAI file part; the gateway takes a file_id of its own
+	// uploads (POST /api/v1/saap/files) and passes it on as a
+	// UserUploadedFile reference.
+	File *struct {
+		FileID string `json:"file_id"`
+	} `json:"file"`
 }
 
 // text returns the message's text (array parts joined).
@@ -82,25 +91,68 @@ func (m chatMessage) text() string {
 }
 
 // chatMessage converts the message to the library's ChatMessage, which the
-// event codec then writes.
-func (m chatMessage) chatMessage() event.ChatMessage {
+// event codec then writes, and returns the file ids its file parts name.
+// An image given as a data: URL becomes inline image bytes with their
+// sniffed MIME type, as llama-index's ImageBlock carries them; one that
+// is no image, or a URL other than http(s), is an error.
+func (m chatMessage) chatMessage() (event.ChatMessage, []string, error) {
 	blocks := []event.Block{}
+	var fileIDs []string
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
 		blocks = append(blocks, &event.TextBlock{Text: s})
 	} else {
 		var parts []contentPart
 		_ = json.Unmarshal(m.Content, &parts)
-		for _, p := range parts {
+		for i, p := range parts {
 			switch {
 			case p.Type == "text":
 				blocks = append(blocks, &event.TextBlock{Text: p.Text})
 			case p.Type == "image_url" && p.ImageURL != nil:
-				blocks = append(blocks, &event.ImageBlock{URL: event.Str(p.ImageURL.URL)})
+				b, err := imageBlock(p.ImageURL.URL, p.ImageURL.Detail)
+				if err != nil {
+					return event.ChatMessage{}, nil, badRequest("messages", "messages: content[%d].image_url: %v", i, err)
+				}
+				blocks = append(blocks, b)
+			case p.Type == "file" && p.File != nil:
+				if p.File.FileID == "" {
+					return event.ChatMessage{}, nil, badRequest("messages", "messages: content[%d].file: only file_id of a file uploaded to this gateway is taken", i)
+				}
+				fileIDs = append(fileIDs, p.File.FileID)
 			}
 		}
 	}
-	return event.ChatMessage{Role: m.Role, AdditionalKwargs: map[string]json.RawMessage{}, Blocks: blocks}
+	return event.ChatMessage{Role: m.Role, AdditionalKwargs: map[string]json.RawMessage{}, Blocks: blocks}, fileIDs, nil
+}
+
+// imageBlock is the ImageBlock of an image_url part.
+func imageBlock(u, detail string) (*event.ImageBlock, error) {
+	b := &event.ImageBlock{}
+	if detail != "" {
+		b.Detail = event.Str(detail)
+	}
+	rest, isData := strings.CutPrefix(u, "data:")
+	if !isData {
+		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+			return nil, fmt.Errorf("url: want an http(s) or data: URL, got %q", truncate(u, 40))
+		}
+		b.URL = event.Str(u)
+		return b, nil
+	}
+	meta, payload, ok := strings.Cut(rest, ",")
+	if !ok || !strings.HasSuffix(meta, ";base64") {
+		return nil, errors.New("url: a data: URL of an image must be base64 (data:image/png;base64,...)")
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		return nil, fmt.Errorf("url: base64: %v", err)
+	}
+	mt := strings.TrimSuffix(http.DetectContentType(data), "; charset=utf-8")
+	if !slices.Contains(files.ImageTypes, mt) {
+		return nil, fmt.Errorf("url: the data is %s, not one of %s", mt, strings.Join(files.ImageTypes, ", "))
+	}
+	b.Image, b.ImageMimetype = event.Bytes(data), event.Str(mt)
+	return b, nil
 }
 
 // openRequest is a HITL request a chat completion ended with: its JSON as
@@ -233,15 +285,30 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if d == nil {
 		msgs := make([]event.ChatMessage, len(req.Messages))
+		var fileIDs []string
 		for i, m := range req.Messages {
-			msgs[i] = m.chatMessage()
+			var ids []string
+			if msgs[i], ids, err = m.chatMessage(); err != nil {
+				g.chatFail(w, err)
+				return
+			}
+			fileIDs = append(fileIDs, ids...)
 		}
 		raw, err := event.MarshalValue(msgs)
 		if err != nil {
 			g.chatFail(w, fmt.Errorf("gateway: encode messages: %w", err))
 			return
 		}
-		e, err := g.buildEvent(spec, map[string]json.RawMessage{"messages": raw}, user, g.locale(r))
+		body := map[string]json.RawMessage{"messages": raw}
+		if len(fileIDs) > 0 {
+			refs, err := g.fileRefs(r.Context(), fileIDs, user)
+			if err != nil {
+				g.chatFail(w, err)
+				return
+			}
+			body["files"] = refs
+		}
+		e, err := g.buildEvent(spec, body, user, g.locale(r))
 		if err != nil {
 			g.chatFail(w, err)
 			return

@@ -51,6 +51,7 @@ import (
 
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/files/objstore"
 	"github.com/saap-go/agent/gateway"
 	"github.com/saap-go/agent/gateway/a2a"
 	"github.com/saap-go/agent/gateway/agui"
@@ -71,6 +72,8 @@ type options struct {
 	burst, runs, conns, perAddr int
 	cors, forward               string
 	botWebhook                  string
+	filesBucket                 string
+	maxFileSize                 int64
 	sched                       schedulerOptions
 	profiles                    profileOptions
 }
@@ -93,6 +96,8 @@ func main() {
 	flag.StringVar(&o.cors, "cors-origins", "", "comma-separated origins allowed by CORS (\"*\": any); default none")
 	flag.StringVar(&o.forward, "forward-headers", "", "comma-separated X-AIHub-* request headers passed on to agents; default none")
 	flag.StringVar(&o.botWebhook, "bot-webhook", "", "URL the bot-in-the-loop questions are posted to, signed with SAAP_BOT_SECRET")
+	flag.StringVar(&o.filesBucket, "files-bucket", "", "JetStream Object Store bucket for the files users upload (POST /api/v1/saap/files); default none: no uploads")
+	flag.Int64Var(&o.maxFileSize, "max-file-size", gateway.DefaultMaxFileSize, "largest file users may upload, in bytes")
 	o.sched.register(flag.CommandLine)
 	o.profiles.register(flag.CommandLine)
 	flag.Parse()
@@ -141,6 +146,15 @@ func run(log *slog.Logger, o options) error {
 		ForwardHeaders:       list(o.forward),
 		Server:               gateway.ServerConfig{MaxConns: o.conns, MaxConnsPerAddr: o.perAddr},
 		AllowAnonymousRemote: o.anonymousRemote,
+	}
+	if o.filesBucket != "" {
+		filesCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		fs, err := objstore.New(filesCtx, b.JetStream(), objstore.Config{Bucket: o.filesBucket})
+		cancel()
+		if err != nil {
+			return err
+		}
+		gcfg.Files, gcfg.MaxFileSize = fs, o.maxFileSize
 	}
 	// The secret comes from the environment, not a flag: flags show in ps.
 	if secret := os.Getenv("SAAP_BOT_SECRET"); secret != "" {
