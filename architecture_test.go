@@ -20,7 +20,7 @@ func TestArchitectureImportRules(t *testing.T) {
 	}
 	engineUsers := []string{module, module + "/process", module + "/agenttest", module + "/gateway/internal/adaptertest"}
 	capability := func(p string) bool {
-		for _, root := range []string{"/hitl", "/llm", "/guard", "/conversation", "/vector", "/memory", "/knowledge", "/gateway", "/schedule"} {
+		for _, root := range []string{"/hitl", "/llm", "/guard", "/conversation", "/vector", "/memory", "/knowledge", "/files", "/gateway", "/schedule"} {
 			if p == module+root || strings.HasPrefix(p, module+root+"/") {
 				return true
 			}
