@@ -11,7 +11,7 @@ import (
 
 func chatHarness(t *testing.T, budget int) *agenttest.Harness {
 	t.Helper()
-	a := NewChatAgent(Scripted(), "scripted", budget)
+	a := NewChatAgent(Scripted(), "scripted", budget, nil)
 	wf, err := step.NewWorkflow(a.Class(), a.Steps()...)
 	if err != nil {
 		t.Fatal(err)
@@ -72,5 +72,53 @@ func TestChatBudget(t *testing.T) {
 	res = h.Start(turn(event.Text(event.RoleUser, strings.Repeat("x", 1000))))
 	if stop, ok := agenttest.TerminalAs[*event.RefusalStopEvent](res); !ok || stop.Reason != event.RefusalInputTooLarge {
 		t.Errorf("an oversized message ended %s", res.Ended())
+	}
+}
+
+// A fact a user told the agent in one thread is recalled in another
+// thread of the same user, from an index on disk that was closed and
+// opened again in between; another user asking the same gets none of it.
+func TestChatRemembersAcrossThreads(t *testing.T) {
+	dir := t.TempDir()
+	ada := &event.UserIdentity{ID: "ada"}
+	ask := func(user *event.UserIdentity, thread, text string) (*agenttest.Result, string) {
+		t.Helper()
+		mem, err := OpenMemories(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := mem.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+		a := NewChatAgent(Scripted(), "scripted", 100_000, mem)
+		wf, err := step.NewWorkflow(a.Class(), a.Steps()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := agenttest.New(t, wf, agenttest.FailOnStall())
+		res := h.Start(&event.UserMessageEvent{Locale: "en", User: user, Messages: []event.ChatMessage{event.Text(event.RoleUser, text)}},
+			agenttest.Thread(thread))
+		stop, ok := agenttest.TerminalAs[*event.LLMStopEvent](res)
+		if !ok {
+			t.Fatalf("%s in %s ended %s", text, thread, res.Ended())
+		}
+		return res, stop.OutputMessages[len(stop.OutputMessages)-1].Content()
+	}
+	ask(ada, "thread-1", "My favourite colour is green.")
+	if _, answer := ask(ada, "thread-2", "What is my favourite colour?"); !strings.Contains(answer, "My favourite colour is green.") {
+		t.Errorf("in a new thread the agent answered %q, want what Ada told it before", answer)
+	}
+	res, answer := ask(&event.UserIdentity{ID: "bob"}, "thread-3", "What is my favourite colour?")
+	if strings.Contains(answer, "green") {
+		t.Errorf("Bob was answered %q: Ada's memory", answer)
+	}
+	for _, e := range res.Get("LimitChatHistoryEvent") {
+		for _, m := range e.(*event.LimitChatHistoryEvent).LimitedHistory {
+			if strings.Contains(m.Content(), "green") {
+				t.Errorf("Bob's history holds %q", m.Content())
+			}
+		}
 	}
 }

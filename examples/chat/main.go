@@ -3,7 +3,9 @@
 // full answer, together with the HTTP gateway, in one process. It holds the
 // conversation with the conversation capability: the thread's history
 // fitted into the model's input budget, a title for the thread after its
-// first turn, and follow-up questions after each answer.
+// first turn, and follow-up questions after each answer. It remembers what
+// a user told it, across threads, in an embedded vector index
+// (CHAT_MEMORY_DIR keeps it on disk).
 //
 // Usage:
 //
@@ -45,14 +47,17 @@ type ChatAgent struct {
 // is what the start event's messages hold: the client may send only its
 // last message, and the gateway fills the rest from the thread's history.
 // budget is the most input tokens an answer may take (0: no limit).
-func NewChatAgent(provider llm.Provider, model string, budget int) *ChatAgent {
+// mem, when not nil, is what it remembers of its users across threads.
+func NewChatAgent(provider llm.Provider, model string, budget int, mem *Memories) *ChatAgent {
 	conv := &conversation.Conversation{
 		Provider: provider, Model: model, // the task model: the same one here
 		Budget: budget, System: system,
 		TitleThread: true, FollowUps: true,
-		// Memory of earlier threads plugs in here: a Recall function whose
-		// memories join the system messages of each turn.
-		Recall: nil,
+	}
+	if mem != nil {
+		// The memories of earlier threads join the system messages of
+		// each turn.
+		conv.Recall = mem.Recall
 	}
 	// Count with the provider's own endpoint where it has one (Anthropic,
 	// Gemini), else with the conservative local estimate.
@@ -126,7 +131,11 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			a := NewChatAgent(p, model, budget)
+			mem, err := memoriesFromEnv(p)
+			if err != nil {
+				return nil, err
+			}
+			a := NewChatAgent(p, model, budget, mem)
 			if err := a.conv.Validate(); err != nil {
 				return nil, err
 			}

@@ -54,6 +54,7 @@ func Scripted() llm.Provider {
 		}
 		var answer string
 		lower := strings.ToLower(question)
+		remembered := rememberedOf(req)
 		switch {
 		case question == "":
 			answer = "I did not get a question. Send me a message and I will answer it."
@@ -61,6 +62,8 @@ func Scripted() llm.Provider {
 			answer = "I am ChatAgent, a Go agent of the Swiss AI Agent Protocol. I stream my answers as ChunkEvents and end each run with an LLMStopEvent. Configure a model in the environment (examples/chat/README.md says how) to let a real one answer."
 		case strings.HasPrefix(lower, "hello"), strings.HasPrefix(lower, "hi"):
 			answer = "Hello! Ask me anything; this scripted model answers the same way every time."
+		case remembered != "" && strings.HasSuffix(question, "?"):
+			answer = fmt.Sprintf("From what you told me before: %s", remembered)
 		default:
 			answer = fmt.Sprintf("You asked: %q. I am a scripted model, so this is all I can say; configure a real one in the environment.", question)
 		}
@@ -159,3 +162,14 @@ func (c *compatibleStream) Next() bool {
 func (c *compatibleStream) Event() llm.StreamEvent { return c.ev }
 func (c *compatibleStream) Err() error             { return c.s.Err() }
 func (c *compatibleStream) Close() error           { return c.s.Close() }
+
+// rememberedOf is the first memory the request's system prompt carries,
+// if it carries any.
+func rememberedOf(req *llm.Request) string {
+	_, after, ok := strings.Cut(req.System, memoryTitle+"\n- ")
+	if !ok {
+		return ""
+	}
+	first, _, _ := strings.Cut(after, "\n")
+	return first
+}
