@@ -78,8 +78,9 @@ type Engine struct {
 	statusMu     sync.Mutex
 	statusClosed bool
 	statusDelay  time.Duration
-	static       bool // the configuration resolver gives every replica the same configuration
-	local        bool // the store is in process (store.InProcess): no round trips to overlap
+	translator   step.Translator // nil: texts are their keys
+	static       bool            // the configuration resolver gives every replica the same configuration
+	local        bool            // the store is in process (store.InProcess): no round trips to overlap
 }
 
 // Option configures an Engine.
@@ -123,6 +124,10 @@ func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbea
 // WithConfig sets how a run's agent configuration is resolved at its
 // StartEvent (default: an empty configuration, and Context.Config is nil).
 func WithConfig(r ConfigResolver) Option { return func(e *Engine) { e.config = r } }
+
+// WithTranslator sets the translator behind step.Context.Translate
+// (default: none, and a key is its own text).
+func WithTranslator(t step.Translator) Option { return func(e *Engine) { e.translator = t } }
 
 // Sequential makes the engine run the ready steps of one trigger one after
 // the other, in candidate (alphabetical) order, in the calling goroutine.
