@@ -1346,7 +1346,11 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, 
 	}
 	// The terminal marker is set: an event that finds the configuration
 	// deleted finds the run ended. Deleting twice is harmless.
-	if e.stateToDelete(e.cache.peek(run)) {
+	if r := e.cache.peek(run); e.stateToDelete(r) {
+		// Before the state: the open questions name the deadlines.
+		if err := e.dropRunDeadlines(ctx, run, r); err != nil {
+			return err
+		}
 		if err := e.store.DeleteRun(ctx, run); err != nil {
 			return fmt.Errorf("dispatch: delete run state: %w", err)
 		}
