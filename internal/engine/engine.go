@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,7 @@ type Engine struct {
 	statusClosed bool
 	statusDelay  time.Duration
 	translator   step.Translator // nil: texts are their keys
+	delegates    bool            // a step may return an agent-in-the-loop request
 	static       bool            // the configuration resolver gives every replica the same configuration
 	local        bool            // the store is in process (store.InProcess): no round trips to overlap
 }
@@ -185,6 +187,7 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		e.static = st.Static()
 	}
 	e.last = e.lastDelivery()
+	e.delegates = delegatesIn(w)
 	for _, st := range w.Steps() {
 		pol, ok := st.RetryPolicy()
 		if !ok {
@@ -202,6 +205,22 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 	e.heartbeat = max(e.heartbeat, 0)
 	e.beats.every = e.heartbeat
 	return e, nil
+}
+
+// delegatesIn reports whether a step of w may return an agent-in-the-loop
+// request (or a subclass of one).
+func delegatesIn(w *step.Workflow) bool {
+	for _, s := range w.Steps() {
+		for _, n := range s.Outputs() {
+			if n == "AgentInTheLoopRequestEvent" {
+				return true
+			}
+			if t, ok := event.Lookup(n); ok && slices.Contains(t.Parents, "AgentInTheLoopRequestEvent") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cached reports whether the history of run is in the engine's cache (for
