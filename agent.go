@@ -8,8 +8,8 @@ import (
 )
 
 // An Agent is any value with steps. Optional interfaces add a class name
-// (Classer), display texts (Describer) and a typed configuration
-// (Configurer).
+// (Classer), display texts (Describer), a typed configuration (Configurer)
+// and translations (Localizer).
 type Agent interface {
 	// Steps returns the agent's steps. It is called once, by New.
 	Steps() []*step.Step
@@ -35,6 +35,13 @@ type Describer interface {
 // `Validate() error` method is validated after the merge.
 type Configurer interface {
 	DefaultConfig() any
+}
+
+// A Localizer gives the translator behind step.Context.Translate: the texts
+// its steps show users, by key, in the platform's locales (step.Catalog is a
+// map-based one). Without it a key is its own text.
+type Localizer interface {
+	Translator() step.Translator
 }
 
 // Description is what the platform shows for an agent class: its name,

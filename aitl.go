@@ -240,6 +240,18 @@ func (d *delegator) handleRequest(del bus.Delivery) {
 		return
 	}
 	ctx := bus.ExtractTrace(d.ctx, m.Header) // the delegate's run continues the caller's trace
+	// A caller that ended (cancelled, say) before its request got here
+	// starts no delegate: nobody would take the answer, and its cancel
+	// found no delegate run to stop.
+	if end, ended, err := engine.RunEnd(ctx, d.store, store.RunKey{Class: caller.Class, Run: caller.Run}); err != nil {
+		d.retry(del, "read the caller run's end", err)
+		return
+	} else if ended {
+		d.log.Info("agent: delegation of an ended run not started", "run_id", caller.Run, "run_end", end,
+			"request_event_id", req.EventID, "delegate_class", dt.Class)
+		d.ack(del)
+		return
+	}
 	rec, err := json.Marshal(delegation{RequestID: req.EventID, Class: caller.Class, AgentID: caller.ID,
 		Thread: caller.Thread, Display: caller.Display, Run: caller.Run})
 	if err != nil {

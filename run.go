@@ -439,6 +439,9 @@ func (r *Runner) engine(b bus.Bus, s store.Store, standalone bool, maxDeliver in
 	if r.o.cacheSize > 0 {
 		opts = append(opts, engine.WithCacheSize(r.o.cacheSize))
 	}
+	if l, ok := r.agent.(Localizer); ok {
+		opts = append(opts, engine.WithTranslator(l.Translator()))
+	}
 	// Tracing first: the other interceptors run inside its spans.
 	var ics []interceptor.Interceptor
 	if r.trace != nil {

@@ -160,6 +160,12 @@ func Shuffle(seed uint64) Option {
 // and without an open request to a human, bot or agent: the run would hang.
 func FailOnStall() Option { return func(c *config) { c.stall = true } }
 
+// WithTranslator sets the translator behind step.Context.Translate, as an
+// agent's Localizer does for its runner.
+func WithTranslator(t step.Translator) Option {
+	return func(c *config) { c.engineOpt = append(c.engineOpt, engine.WithTranslator(t)) }
+}
+
 // WithLogger sets the logger of the engine and the bus (default: the test's
 // log at level Warn).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }

@@ -16,8 +16,11 @@ type LocaleString struct {
 // L builds a LocaleString from the four texts in the order de, en, fr, it.
 func L(de, en, fr, it string) LocaleString { return LocaleString{De: de, En: en, Fr: fr, It: it} }
 
-// Get returns the text for a locale ("de", "en", "fr", "it"), falling back
-// to German, the platform's default locale.
+// Get returns the text for a locale ("de", "en", "fr", "it"), as the
+// reference's LocaleHandler picks it: the locale's text, else German (the
+// platform's default locale), else the first text present in the order
+// de, en, fr, it; "" if all four are empty. An unknown locale counts as
+// German.
 func (l LocaleString) Get(locale string) string {
 	var s string
 	switch strings.ToLower(locale) {
@@ -28,11 +31,16 @@ func (l LocaleString) Get(locale string) string {
 	case "it":
 		s = l.It
 	}
-	if s == "" {
-		s = l.De
+	for _, t := range [...]string{s, l.De, l.En, l.Fr, l.It} {
+		if t != "" {
+			return t
+		}
 	}
-	return s
+	return ""
 }
+
+// Empty reports whether l has no text in any locale.
+func (l LocaleString) Empty() bool { return l.De == "" && l.En == "" && l.Fr == "" && l.It == "" }
 
 // Ptr returns a pointer to a copy of l, for the optional display fields.
 func (l LocaleString) Ptr() *LocaleString { return &l }

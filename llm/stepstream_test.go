@@ -24,13 +24,15 @@ type fakeContext struct {
 	discard bool
 }
 
-func (c *fakeContext) Run() step.Run           { return step.Run{} }
-func (c *fakeContext) RunState() step.State    { return nil }
-func (c *fakeContext) ThreadState() step.State { return nil }
-func (c *fakeContext) IdempotencyKey() string  { return "k" }
-func (c *fakeContext) Logger() *slog.Logger    { return slog.New(slog.DiscardHandler) }
-func (c *fakeContext) Tracer() trace.Tracer    { return noop.NewTracerProvider().Tracer("") }
-func (c *fakeContext) Config() any             { return nil }
+func (c *fakeContext) Run() step.Run             { return step.Run{} }
+func (c *fakeContext) RunState() step.State      { return nil }
+func (c *fakeContext) ThreadState() step.State   { return nil }
+func (c *fakeContext) IdempotencyKey() string    { return "k" }
+func (c *fakeContext) Logger() *slog.Logger      { return slog.New(slog.DiscardHandler) }
+func (c *fakeContext) Tracer() trace.Tracer      { return noop.NewTracerProvider().Tracer("") }
+func (c *fakeContext) Config() any               { return nil }
+func (c *fakeContext) Locale() string            { return step.DefaultLocale }
+func (c *fakeContext) Translate(k string) string { return k }
 func (c *fakeContext) Emit(e event.Event) error {
 	if event.IsControl(e) {
 		return errors.New("control event")

@@ -458,6 +458,12 @@ func (c *stepCtx) Tracer() trace.Tracer     { return noop.NewTracerProvider().Tr
 func (c *stepCtx) Config() any              { return c.cfg }
 func (c *stepCtx) Emit(e event.Event) error { return errNoEmit }
 
+// Locale is the platform's default: a walkthrough carries no user locale.
+func (c *stepCtx) Locale() string { return step.DefaultLocale }
+
+// Translate returns key: process steps have no translator.
+func (c *stepCtx) Translate(key string) string { return key }
+
 var errNoEmit = errors.New("process: process steps emit no display events; return work requests or a ProcessStopEvent")
 
 // Config decodes the walkthrough's process configuration (from the

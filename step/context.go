@@ -38,6 +38,13 @@ type Context interface {
 	// Config is the run's agent configuration, nil until the runtime provides
 	// one. Config[T] is the typed accessor.
 	Config() any
+	// Locale is the run's locale, one of Locales: the run context's
+	// "locale" (which the start event's locale field seeds), normalised by
+	// NormalizeLocale, so DefaultLocale when the run names none.
+	Locale() string
+	// Translate returns the text of key in the run's locale from the
+	// agent's Translator, or key itself when the agent has none.
+	Translate(key string) string
 }
 
 // Run is the identity of a run, taken from the subject of its events.

@@ -63,8 +63,8 @@ func (w *Workflow) Graph() Graph {
 	g := Graph{Directed: true, Graph: map[string]any{}, Nodes: []GraphNode{}, Links: []GraphLink{}}
 	g.Nodes = append(g.Nodes, GraphNode{ID: StartNode, Type: "start", Label: "Start"})
 	for _, s := range w.steps {
-		g.Nodes = append(g.Nodes, GraphNode{ID: s.name, Type: "step", Label: s.name,
-			Description: optional(s.description), Icon: optional(s.icon)})
+		g.Nodes = append(g.Nodes, GraphNode{ID: s.name, Type: "step", Label: s.graphLabel(),
+			Description: optional(s.graphDescription()), Icon: optional(s.icon)})
 	}
 	g.Nodes = append(g.Nodes, GraphNode{ID: EndNode, Type: "stop", Label: "End"})
 

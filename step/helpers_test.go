@@ -80,13 +80,15 @@ type fakeCtx struct {
 
 func newCtx() *fakeCtx { return &fakeCtx{Context: context.Background()} }
 
-func (c *fakeCtx) Run() step.Run           { return step.Run{Class: "Test", RunID: "r1"} }
-func (c *fakeCtx) RunState() step.State    { return nil }
-func (c *fakeCtx) ThreadState() step.State { return nil }
-func (c *fakeCtx) IdempotencyKey() string  { return "key" }
-func (c *fakeCtx) Logger() *slog.Logger    { return slog.New(slog.DiscardHandler) }
-func (c *fakeCtx) Tracer() trace.Tracer    { return noop.NewTracerProvider().Tracer("test") }
-func (c *fakeCtx) Config() any             { return "config" }
+func (c *fakeCtx) Run() step.Run             { return step.Run{Class: "Test", RunID: "r1"} }
+func (c *fakeCtx) RunState() step.State      { return nil }
+func (c *fakeCtx) ThreadState() step.State   { return nil }
+func (c *fakeCtx) IdempotencyKey() string    { return "key" }
+func (c *fakeCtx) Logger() *slog.Logger      { return slog.New(slog.DiscardHandler) }
+func (c *fakeCtx) Tracer() trace.Tracer      { return noop.NewTracerProvider().Tracer("test") }
+func (c *fakeCtx) Config() any               { return "config" }
+func (c *fakeCtx) Locale() string            { return step.DefaultLocale }
+func (c *fakeCtx) Translate(k string) string { return k }
 func (c *fakeCtx) Emit(e event.Event) error {
 	if event.IsControl(e) {
 		return errors.New("control events are results")

@@ -34,6 +34,8 @@ var ErrRunEnded = errors.New("step: the run has ended")
 type Step struct {
 	name        string
 	description string
+	displayName event.LocaleString
+	displayDesc event.LocaleString
 	icon        string
 	fn          reflect.Value
 	origin      string // the function's full name, for messages
@@ -66,6 +68,8 @@ type Option func(*options)
 type options struct {
 	name        string
 	description string
+	displayName event.LocaleString
+	displayDesc event.LocaleString
 	icon        string
 	maxExec     int
 	maxSet      bool
@@ -146,6 +150,8 @@ func New(fn any, opts ...Option) *Step {
 	}
 	s := &Step{
 		description: o.description,
+		displayName: o.displayName,
+		displayDesc: o.displayDesc,
 		icon:        o.icon,
 		stopOnError: !o.continueErr,
 		loop:        o.loop,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/event"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/status"
 	"github.com/saap-go/agent/topic"
 )
@@ -55,10 +57,97 @@ func (e *Engine) cancelRun(ctx context.Context, r *runEntry, t topic.Agent, ev e
 	stop := &event.RunCancelledEvent{Reason: req.Reason, RequestedBy: req.RequestedBy, RequestEventID: req.EventID}
 	stop.EventID = b.id("cancelled", 0)
 	e.log.InfoContext(ctx, "dispatch: cancelling the run", "run_id", t.Run, "requested_by", req.RequestedBy, "reason", req.Reason)
+	// The delegates first: once the run's end is published, a redelivered
+	// request finds the run ended and would not reach them.
+	if err := e.cancelDelegates(ctx, r, t, req, seq); err != nil {
+		return err
+	}
 	if _, err := e.publish(ctx, r, t, stop, origin{}); err != nil {
 		return err
 	}
 	return nil
+}
+
+// cancelDelegates asks the delegate runs of the run's open agent-in-the-loop
+// questions to stop: a RunCancelRequestedEvent with the caller's reason
+// and requester on each delegate run's control subject, which the delegate
+// class's runners handle as any cancel (and pass on to their own
+// delegates). Its id is derived from the question, so every delivery of
+// the caller's cancel, on every replica, stores one request per delegate.
+// A workflow that never delegates reads nothing here.
+func (e *Engine) cancelDelegates(ctx context.Context, r *runEntry, t topic.Agent, req *event.RunCancelRequestedEvent, seq uint64) error {
+	if !e.delegates {
+		return nil
+	}
+	r.mu.Lock()
+	if err := r.setFilter(t); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	if err := e.load(ctx, r, seq, req); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	var asked []*event.AgentInTheLoopRequestEvent
+	answered := map[string]bool{}
+	for _, h := range r.events {
+		switch {
+		case h.seq > seq:
+		case event.IsAITLRequest(h.ev):
+			if q := aitlRequest(h.ev); q != nil {
+				asked = append(asked, q)
+			}
+		case isAnswer(h.ev):
+			if id, _ := answerOf(h.ev); id != "" {
+				answered[id] = true
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, q := range asked {
+		if answered[q.EventID] {
+			continue
+		}
+		dt, err := hitl.DelegateTopic(t, q)
+		if err != nil {
+			continue // never delegated: the delegator refused it
+		}
+		c := &event.RunCancelRequestedEvent{Reason: req.Reason, RequestedBy: req.RequestedBy}
+		c.EventID, c.CreatedAt = derivedID(q.EventID, "delegate-cancel"), e.now().UnixNano()
+		data, err := event.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("dispatch: encode the delegate's cancel request: %w", err)
+		}
+		dt.Type, dt.Name, dt.EventID = topic.Control, event.Name(c), c.EventID
+		subj, err := dt.Subject()
+		if err != nil {
+			continue // DelegateTopic checked it
+		}
+		if _, err := e.bus.PublishNew(ctx, &bus.Msg{Subject: subj, Data: data}, c.EventID); err != nil {
+			return fmt.Errorf("dispatch: cancel delegate run %s of class %s: %w", dt.Run, dt.Class, err)
+		}
+		e.log.InfoContext(ctx, "dispatch: delegate run asked to stop with its caller", "run_id", t.Run,
+			"request_event_id", q.EventID, "delegate_class", dt.Class, "delegate_run_id", dt.Run)
+	}
+	return nil
+}
+
+// aitlRequest returns ev's AgentInTheLoopRequestEvent: ev itself or the
+// one a subclass embeds; nil if none.
+func aitlRequest(ev event.Event) *event.AgentInTheLoopRequestEvent {
+	if q, ok := ev.(*event.AgentInTheLoopRequestEvent); ok {
+		return q
+	}
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("AgentInTheLoopRequestEvent")
+	if !f.IsValid() || !f.CanAddr() {
+		return nil
+	}
+	q, _ := f.Addr().Interface().(*event.AgentInTheLoopRequestEvent)
+	return q
 }
 
 // startedBefore reports whether the stream holds a start event of t's run

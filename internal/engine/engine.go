@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,8 +80,10 @@ type Engine struct {
 	statusMu     sync.Mutex
 	statusClosed bool
 	statusDelay  time.Duration
-	static       bool // the configuration resolver gives every replica the same configuration
-	local        bool // the store is in process (store.InProcess): no round trips to overlap
+	translator   step.Translator // nil: texts are their keys
+	delegates    bool            // a step may return an agent-in-the-loop request
+	static       bool            // the configuration resolver gives every replica the same configuration
+	local        bool            // the store is in process (store.InProcess): no round trips to overlap
 }
 
 // Option configures an Engine.
@@ -124,6 +127,10 @@ func WithHeartbeat(d time.Duration) Option { return func(e *Engine) { e.heartbea
 // WithConfig sets how a run's agent configuration is resolved at its
 // StartEvent (default: an empty configuration, and Context.Config is nil).
 func WithConfig(r ConfigResolver) Option { return func(e *Engine) { e.config = r } }
+
+// WithTranslator sets the translator behind step.Context.Translate
+// (default: none, and a key is its own text).
+func WithTranslator(t step.Translator) Option { return func(e *Engine) { e.translator = t } }
 
 // Sequential makes the engine run the ready steps of one trigger one after
 // the other, in candidate (alphabetical) order, in the calling goroutine.
@@ -182,6 +189,7 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 		e.static = st.Static()
 	}
 	e.last = e.lastDelivery()
+	e.delegates = delegatesIn(w)
 	for _, st := range w.Steps() {
 		pol, ok := st.RetryPolicy()
 		if !ok {
@@ -199,6 +207,22 @@ func New(w *step.Workflow, b bus.Bus, s store.Store, opts ...Option) (*Engine, e
 	e.heartbeat = max(e.heartbeat, 0)
 	e.beats.every = e.heartbeat
 	return e, nil
+}
+
+// delegatesIn reports whether a step of w may return an agent-in-the-loop
+// request (or a subclass of one).
+func delegatesIn(w *step.Workflow) bool {
+	for _, s := range w.Steps() {
+		for _, n := range s.Outputs() {
+			if n == "AgentInTheLoopRequestEvent" {
+				return true
+			}
+			if t, ok := event.Lookup(n); ok && slices.Contains(t.Parents, "AgentInTheLoopRequestEvent") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cached reports whether the history of run is in the engine's cache (for

@@ -246,6 +246,9 @@ func (e *Engine) openQuestion(ctx context.Context, r *runEntry, t topic.Agent, q
 	if err := e.store.Set(ctx, run.RunContext(), requestPrefix+q.EventBase().EventID, raw); err != nil {
 		return fmt.Errorf("dispatch: record open question %s: %w", q.EventBase().EventID, err)
 	}
+	if dl != "" {
+		r.addDeadline(dl)
+	}
 	e.noteWaiting(ctx, r, t, q, dl)
 	return nil
 }
@@ -296,6 +299,9 @@ func (e *Engine) acceptAnswer(ctx context.Context, run store.RunKey, t topic.Age
 	}
 	if created {
 		e.dropDeadline(ctx, rt.Deadline)
+		if r := e.cache.peek(run); r != nil && rt.Deadline != "" {
+			r.dropDeadline(rt.Deadline)
+		}
 	}
 	return nil
 }

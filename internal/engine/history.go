@@ -133,6 +133,13 @@ type runEntry struct {
 	dirtyMarked atomic.Bool
 	dirtyEpoch  atomic.Uint64
 	pubMu       sync.Mutex // orders publishing against terminal events
+	// foreign is set once another replica told (MarkerDirty) that it
+	// wrote the run's state: it may have recorded deadlines this process
+	// does not know. deadlines are the keys of the deadlines this process
+	// recorded for the run and that are still pending.
+	foreign   atomic.Bool
+	dlMu      sync.Mutex
+	deadlines []string
 
 	actMu  sync.Mutex
 	active []*runCtx // contexts of running executions
@@ -237,6 +244,31 @@ func (r *runEntry) dropFailedSeed() {
 
 // terminate marks the run ended in this process and cancels the
 // contexts of its running steps.
+// addDeadline notes a deadline recorded for the run.
+func (r *runEntry) addDeadline(key string) {
+	r.dlMu.Lock()
+	if !slices.Contains(r.deadlines, key) {
+		r.deadlines = append(r.deadlines, key)
+	}
+	r.dlMu.Unlock()
+}
+
+// dropDeadline forgets a deadline that is no longer pending.
+func (r *runEntry) dropDeadline(key string) {
+	r.dlMu.Lock()
+	r.deadlines = slices.DeleteFunc(r.deadlines, func(k string) bool { return k == key })
+	r.dlMu.Unlock()
+}
+
+// takeDeadlines returns the run's pending deadlines and forgets them.
+func (r *runEntry) takeDeadlines() []string {
+	r.dlMu.Lock()
+	defer r.dlMu.Unlock()
+	d := r.deadlines
+	r.deadlines = nil
+	return d
+}
+
 func (r *runEntry) terminate() {
 	r.terminated.Store(true)
 	r.actMu.Lock()

@@ -1282,19 +1282,9 @@ func (e *Engine) completeTopic(ev event.Event, t topic.Agent) {
 // request's other_agent_topic with those its delegate run gets, as the
 // reference publishes it; what the step set is kept.
 func completeDelegateTopic(ev event.Event, t topic.Agent) {
-	req, ok := ev.(*event.AgentInTheLoopRequestEvent)
-	if !ok {
-		v := reflect.ValueOf(ev)
-		if v.Kind() != reflect.Pointer || v.IsNil() {
-			return
-		}
-		f := v.Elem().FieldByName("AgentInTheLoopRequestEvent")
-		if !f.IsValid() || !f.CanAddr() {
-			return
-		}
-		if req, ok = f.Addr().Interface().(*event.AgentInTheLoopRequestEvent); !ok {
-			return
-		}
+	req := aitlRequest(ev)
+	if req == nil {
+		return
 	}
 	dt, err := hitl.DelegateTopic(t, req)
 	if err != nil {
@@ -1346,7 +1336,11 @@ func (e *Engine) teardown(ctx context.Context, run store.RunKey, t topic.Agent, 
 	}
 	// The terminal marker is set: an event that finds the configuration
 	// deleted finds the run ended. Deleting twice is harmless.
-	if e.stateToDelete(e.cache.peek(run)) {
+	if r := e.cache.peek(run); e.stateToDelete(r) {
+		// Before the state: the open questions name the deadlines.
+		if err := e.dropRunDeadlines(ctx, run, r); err != nil {
+			return err
+		}
 		if err := e.store.DeleteRun(ctx, run); err != nil {
 			return fmt.Errorf("dispatch: delete run state: %w", err)
 		}

@@ -298,6 +298,8 @@ type stepContext struct {
 	// invalid is the first emitted event that failed checkOutput: the
 	// execution ends the run even if the step ignores Emit's error.
 	invalid atomic.Pointer[error]
+	// locale is the run's locale once a step asked for it.
+	locale atomic.Pointer[string]
 }
 
 func (c *stepContext) Run() step.Run { return c.run }
@@ -328,6 +330,35 @@ func (c *stepContext) Tracer() trace.Tracer {
 }
 
 func (c *stepContext) Config() any { return c.cfg }
+
+// KeyLocale is the run-context key of the run's locale, which the start
+// event's locale field seeds (the reference's LocaleHandler reads it there).
+const KeyLocale = "locale"
+
+// Locale reads the run's locale from the run context when a step first asks
+// (so a run whose steps never ask pays nothing for it), then keeps it for
+// the execution.
+func (c *stepContext) Locale() string {
+	if p := c.locale.Load(); p != nil {
+		return *p
+	}
+	l := step.DefaultLocale
+	var s string
+	if ok, err := c.RunState().Get(c, KeyLocale, &s); err != nil {
+		c.e.log.DebugContext(c, "dispatch: run locale not read; the default is used", "run_id", c.t.Run, "error", err)
+	} else if ok {
+		l = step.NormalizeLocale(s)
+	}
+	c.locale.Store(&l)
+	return l
+}
+
+func (c *stepContext) Translate(key string) string {
+	if c.e.translator == nil {
+		return key
+	}
+	return c.e.translator.Translate(c.Locale(), key)
+}
 
 // Emit publishes a display event now, on core NATS only. Its id is derived
 // from the execution and a per-execution counter, so a re-run re-emits the

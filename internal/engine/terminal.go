@@ -77,6 +77,7 @@ func (e *Engine) terminalSet(run string) {
 func (e *Engine) dirtySet(run string) {
 	if r := e.cache.peek(store.RunKey{Class: e.class, Run: run}); r != nil {
 		r.dirty.Store(true)
+		r.foreign.Store(true)
 	}
 }
 

@@ -218,6 +218,52 @@ func (e *Engine) dropDeadline(ctx context.Context, key string) {
 	}
 }
 
+// dropRunDeadlines removes the pending deadlines of run, which has ended:
+// its timers and the timeouts of its questions never fire. r is the run's
+// entry, if cached. This process knows the deadlines when it founded the
+// run and no other replica wrote its state: then a run without any costs
+// nothing here. Otherwise (the run was founded or continued elsewhere, or
+// this process restarted) the run's open questions in its run context name
+// them: one listing, and one read per question.
+func (e *Engine) dropRunDeadlines(ctx context.Context, run store.RunKey, r *runEntry) error {
+	var keys []string
+	if r != nil && r.founded.Load() && !r.foreign.Load() && e.dirty.live(r.dirtyEpoch.Load()) {
+		keys = r.takeDeadlines()
+	} else {
+		names, err := e.store.Keys(ctx, run.RunContext())
+		if err != nil {
+			return fmt.Errorf("dispatch: list the open questions of run %s: %w", run.Run, err)
+		}
+		for _, k := range names {
+			if !strings.HasPrefix(k, requestPrefix) {
+				continue
+			}
+			raw, ok, err := e.store.Get(ctx, run.RunContext(), k)
+			if err != nil {
+				return fmt.Errorf("dispatch: read open question %s of run %s: %w", k, run.Run, err)
+			}
+			var rt replyTopic
+			if !ok || json.Unmarshal(raw, &rt) != nil || rt.Deadline == "" {
+				continue
+			}
+			keys = append(keys, rt.Deadline)
+		}
+		if r != nil {
+			r.takeDeadlines()
+		}
+	}
+	for _, k := range keys {
+		e.timers.cancel(k)
+		if err := e.store.Delete(ctx, deadlineScope(e.class, k), k); err != nil {
+			return fmt.Errorf("dispatch: remove deadline %s of ended run %s: %w", k, run.Run, err)
+		}
+	}
+	if len(keys) > 0 {
+		e.log.DebugContext(ctx, "dispatch: deadlines of the ended run removed", "run_id", run.Run, "deadlines", len(keys))
+	}
+	return nil
+}
+
 // Clock is the time source of the timeout scheduler.
 type Clock interface {
 	Now() time.Time
@@ -657,6 +703,25 @@ func (e *Engine) fireDeadline(ctx context.Context, key string, dl *deadline) boo
 			e.log.ErrorContext(ctx, "dispatch: deadline does not decode; removed", "deadline", key, "error", err)
 			return e.removeDeadline(ctx, key)
 		}
+	}
+	// A run that ended gets no timer or timeout after its end: its
+	// teardown removes its deadlines, and this covers a teardown that
+	// could not (another replica holding the deadline in memory, a store
+	// that failed, a run ended before this version).
+	run := store.RunKey{Class: e.class, Run: dl.Run}
+	ended := false
+	if r := e.cache.peek(run); r != nil && r.terminated.Load() {
+		ended = true
+	} else if _, ok, err := e.store.Marker(ctx, run, store.MarkerTerminal); err != nil {
+		e.log.WarnContext(ctx, "dispatch: read the terminal marker of a deadline's run", "run_id", dl.Run, "error", err)
+		return false
+	} else {
+		ended = ok
+	}
+	if ended {
+		e.log.InfoContext(ctx, "dispatch: deadline of an ended run dropped", "run_id", dl.Run,
+			"request_event_id", dl.Request, "event", dl.Event)
+		return e.removeDeadline(ctx, key)
 	}
 	ev := newTimeout(*dl)
 	data, err := event.Marshal(ev)
