@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -63,7 +64,8 @@ func BenchmarkHistoryFill(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"saap.history." + thread}})
+			cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"saap.history." + thread},
+				InactiveThreshold: time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}

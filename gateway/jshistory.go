@@ -39,11 +39,10 @@ type HistoryConfig struct {
 // agents' NATS server: one subject per thread, one message per entry, so
 // it survives restarts and every gateway replica reads the same history.
 // The stream's MaxAge and MaxMsgsPerSubject are HistoryConfig.Limits. A
-// read costs a few requests plus the thread's own messages: it looks up
-// the thread's last sequence, then reads the thread's subject with an
-// ephemeral consumer that it deletes before returning (no goroutine or
-// server consumer outlives the call). Everything used exists in
-// nats-server 2.9.
+// read costs two requests plus the thread's own messages: it reads the
+// thread's subject with an ephemeral consumer, fetched without waiting,
+// and deletes the consumer before returning (no goroutine or server
+// consumer outlives the call). Everything used exists in nats-server 2.9.
 type JetStreamHistory struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
@@ -135,18 +134,6 @@ func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64
 	if err != nil {
 		return err
 	}
-	// The last sequence tells where the thread ends now, so the read
-	// knows when it is done without waiting for messages to come.
-	last, err := h.stream.GetLastMsgForSubject(ctx, subj)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("gateway: history: last message of %s: %w", subj, err)
-	}
-	if last.Sequence <= after {
-		return nil
-	}
 	cons, err := h.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
@@ -181,21 +168,15 @@ func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64
 		}
 		got := 0
 		var ferr error
-		done := false
 		for m := range msgs.Messages() {
+			// Drain the batch whatever happens, so its goroutine ends.
 			got++
 			md, err := m.Metadata()
-			if err != nil {
+			if err != nil || ferr != nil {
 				continue
 			}
-			seq := md.Sequence.Stream
-			if ferr == nil && !done {
-				ferr = fn(seq, m.Data())
-				n++
-			}
-			if seq >= last.Sequence || (limit > 0 && n >= limit) {
-				done = true
-			}
+			ferr = fn(md.Sequence.Stream, m.Data())
+			n++
 		}
 		if ferr != nil {
 			return ferr
@@ -203,7 +184,9 @@ func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64
 		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
 			return fmt.Errorf("gateway: history: read %s: %w", subj, err)
 		}
-		if done || got == 0 {
+		// A short batch is the end of the thread: the server sends what
+		// it has and then says so.
+		if got < batch || (limit > 0 && n >= limit) {
 			return nil
 		}
 	}

@@ -88,55 +88,60 @@ func (g *Gateway) serveThreadMessages(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
-// historyMessages reads thread's whole history as chat messages.
-func (g *Gateway) historyMessages(ctx context.Context, thread string) ([]event.ChatMessage, error) {
-	es, err := g.cfg.History.Read(ctx, thread, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	msgs := make([]event.ChatMessage, 0, len(es))
-	for _, e := range es {
-		m, err := e.ChatMessage()
-		if err != nil {
-			g.log.Warn("gateway: skipping an undecodable history entry", "thread", thread, "err", err)
-			continue
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs, nil
-}
-
 // fillMessages puts the thread's history into a start event body, as the
 // reference's distributor does: an empty (or missing) messages list
 // becomes the history; with reconstruct, the history goes before the
 // messages sent (the reference's reconstruct_history). Only for start
 // events with a messages list (UserMessageEvent and its kind), and only
-// after the caller's membership is checked.
+// after the caller's membership is checked. The entries hold their
+// messages in wire JSON, so they are spliced in as they are; the event
+// codec checks the whole list when the event is built.
 func (g *Gateway) fillMessages(ctx context.Context, thread string, spec event.EventSpecs, body map[string]json.RawMessage, reconstruct bool) (filled bool, err error) {
 	if g.cfg.History == nil || !specHas(spec, "UserMessageEvent") {
 		return false, nil
 	}
-	var sent []event.ChatMessage
+	var sent []json.RawMessage
 	if raw, ok := body["messages"]; ok && !isNull(raw) {
-		if err := event.UnmarshalValue(raw, &sent); err != nil {
-			return false, badRequest("messages", "messages: %v", err)
+		if err := json.Unmarshal(raw, &sent); err != nil {
+			return false, badRequest("messages", "messages: must be a list of chat messages: %v", err)
 		}
 	}
 	if len(sent) > 0 && !reconstruct {
 		return false, nil
 	}
-	past, err := g.historyMessages(ctx, thread)
+	es, err := g.cfg.History.Read(ctx, thread, 0, 0)
 	if err != nil {
 		return false, fmt.Errorf("gateway: thread history: %w", err)
 	}
-	if len(past) == 0 {
+	if len(es) == 0 {
 		return false, nil
 	}
-	raw, err := event.MarshalValue(append(past, sent...))
-	if err != nil {
-		return false, fmt.Errorf("gateway: encode messages: %w", err)
+	size := 2
+	for _, e := range es {
+		size += len(e.Message) + 1
 	}
-	body["messages"] = raw
+	for _, m := range sent {
+		size += len(m) + 1
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, '[')
+	add := func(m json.RawMessage) {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, m...)
+	}
+	for _, e := range es {
+		if !json.Valid(e.Message) {
+			g.log.Warn("gateway: skipping an undecodable history entry", "thread", thread, "seq", e.Seq)
+			continue
+		}
+		add(e.Message)
+	}
+	for _, m := range sent {
+		add(m)
+	}
+	body["messages"] = append(buf, ']')
 	return true, nil
 }
 
