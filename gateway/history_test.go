@@ -222,6 +222,7 @@ func TestHistoryLongChatAcrossRestarts(t *testing.T) {
 			hcfg := historyConfig(t, agentBus, gateway.HistoryLimits{})
 
 			// start is one gateway process: its own connection and stores.
+			var gw *gateway.Gateway
 			start := func() *httptest.Server {
 				b := dial()
 				ctx := ctxTimeout(t)
@@ -233,7 +234,7 @@ func TestHistoryLongChatAcrossRestarts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				gw, err := gateway.New(gateway.Config{Bus: b, Threads: threads, History: hist, RateLimit: -1, StatusRateLimit: -1,
+				gw, err = gateway.New(gateway.Config{Bus: b, Threads: threads, History: hist, RateLimit: -1, StatusRateLimit: -1,
 					Auth: gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob})})
 				if err != nil {
 					t.Fatal(err)
@@ -352,6 +353,23 @@ func TestHistoryLongChatAcrossRestarts(t *testing.T) {
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden {
 				t.Errorf("bob's OpenAI request in alice's thread: %v", err)
 			}
+			// The adapters (AG-UI, A2A, MCP, WebSocket) start runs through
+			// Gateway.Start: bob gets 403 there too, with or without
+			// reconstruct_history, and nothing runs.
+			for _, body := range []string{`{"messages":[]}`, msgs} {
+				var raw map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(body), &raw); err != nil {
+					t.Fatal(err)
+				}
+				s, err := gw.Start(ctxTimeout(t), gateway.RunRequest{User: &bob, Class: class, AgentID: "dev", Thread: thread,
+					Body: raw, ReconstructHistory: true})
+				if s != nil {
+					s.Close()
+				}
+				if gateway.ErrorStatus(err) != http.StatusForbidden {
+					t.Errorf("bob's Gateway.Start in alice's thread: %v", err)
+				}
+			}
 			if got := len(a.last()); got != len(want)-1 {
 				t.Errorf("an agent run started for bob: it saw %d messages", got)
 			}
@@ -377,4 +395,36 @@ func getJSON(t *testing.T, url, token string) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, data
+}
+
+// TestHistoryFillFitsAMessage: a thread longer than a start event can carry
+// fills it with its newest messages only, the sent one last.
+func TestHistoryFillFitsAMessage(t *testing.T) {
+	h := gateway.NewMemoryHistory(gateway.HistoryLimits{})
+	gw, err := gateway.New(gateway.Config{Bus: bustest.NewMemory(t), Auth: gateway.Anonymous(alice), History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxTimeout(t)
+	thread := event.NewID()
+	big := strings.Repeat("x", 50<<10)
+	for i := range 40 {
+		if err := h.Append(ctx, thread, entry(fmt.Sprint("e", i), event.RoleUser, fmt.Sprint(i, big))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := map[string]json.RawMessage{"messages": json.RawMessage(`[{"role":"user","content":"now"}]`)}
+	if ok, err := gw.FillMessages(ctx, thread, body); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if len(body["messages"]) > 1<<20 {
+		t.Fatalf("filled messages are %d bytes", len(body["messages"]))
+	}
+	var got []event.ChatMessage
+	if err := event.UnmarshalValue(body["messages"], &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || len(got) > 20 || got[len(got)-1].Content() != "now" || !strings.HasPrefix(got[len(got)-2].Content(), "39") {
+		t.Fatalf("%d messages, the last %q", len(got), got[len(got)-1].Content())
+	}
 }

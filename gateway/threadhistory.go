@@ -117,12 +117,23 @@ func (g *Gateway) fillMessages(ctx context.Context, thread string, spec event.Ev
 		return false, nil
 	}
 	size := 2
-	for _, e := range es {
-		size += len(e.Message) + 1
-	}
 	for _, m := range sent {
 		size += len(m) + 1
 	}
+	// The event must fit in a NATS message: beyond half the server's
+	// payload limit the oldest messages stay out (the agent's own
+	// budget trims further).
+	budget := g.fillBudget()
+	first := len(es)
+	for first > 0 && size+len(es[first-1].Message)+1 <= budget {
+		first--
+		size += len(es[first].Message) + 1
+	}
+	if first > 0 {
+		g.log.Warn("gateway: thread history larger than a start event may carry; the oldest messages are left out",
+			"thread", thread, "left_out", first, "kept", len(es)-first)
+	}
+	es = es[first:]
 	buf := make([]byte, 0, size)
 	buf = append(buf, '[')
 	add := func(m json.RawMessage) {
@@ -143,6 +154,16 @@ func (g *Gateway) fillMessages(ctx context.Context, thread string, spec event.Ev
 	}
 	body["messages"] = append(buf, ']')
 	return true, nil
+}
+
+// fillBudget is how many bytes of messages a filled start event may
+// carry: half the server's payload limit (1 MiB where the bus does not
+// say).
+func (g *Gateway) fillBudget() int {
+	if mp, ok := g.bus.(interface{ MaxPayload() int }); ok && mp.MaxPayload() > 0 {
+		return mp.MaxPayload() / 2
+	}
+	return 1 << 19
 }
 
 func isNull(raw json.RawMessage) bool {
