@@ -182,5 +182,8 @@ func checkEntry(thread string, e HistoryEntry) error {
 	if len(e.Message) == 0 {
 		return errors.New("gateway: history: an entry needs a message")
 	}
+	if !json.Valid(e.Message) {
+		return errors.New("gateway: history: the entry's message is not JSON")
+	}
 	return nil
 }

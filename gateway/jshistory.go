@@ -2,11 +2,12 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -38,6 +39,8 @@ type HistoryConfig struct {
 // JetStreamHistory keeps thread history in a JetStream stream on the
 // agents' NATS server: one subject per thread, one message per entry, so
 // it survives restarts and every gateway replica reads the same history.
+// A message's data is the entry's chat message in wire JSON; the rest of
+// the entry is in Saap-* headers.
 // The stream's MaxAge and MaxMsgsPerSubject are HistoryConfig.Limits. A
 // read costs two requests plus the thread's own messages: it reads the
 // thread's subject with an ephemeral consumer, fetched without waiting,
@@ -90,6 +93,18 @@ func (h *JetStreamHistory) threadSubject(thread string) (string, error) {
 	return h.subject + "." + thread, nil
 }
 
+// Headers of a history message; its data is the chat message itself, so
+// a fill copies it without decoding.
+const (
+	hdrHistoryID   = "Saap-History-Id"
+	hdrHistoryAt   = "Saap-Created-At"
+	hdrHistoryCls  = "Saap-Agent-Class"
+	hdrHistoryAgt  = "Saap-Agent-Id"
+	hdrHistoryDisp = "Saap-Display-Id"
+	hdrHistoryRun  = "Saap-Run-Id"
+	hdrHistoryUser = "Saap-User-Id"
+)
+
 // Append implements History. The entry's ID is the message id, so the
 // stream drops a retried append within its duplicate window.
 func (h *JetStreamHistory) Append(ctx context.Context, thread string, e HistoryEntry) error {
@@ -100,12 +115,17 @@ func (h *JetStreamHistory) Append(ctx context.Context, thread string, e HistoryE
 	if err != nil {
 		return err
 	}
-	e.Seq = 0
-	data, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("gateway: history: encode: %w", err)
+	m := nats.NewMsg(subj)
+	m.Data = e.Message
+	m.Header.Set(hdrHistoryID, e.ID)
+	m.Header.Set(hdrHistoryAt, strconv.FormatInt(e.CreatedAt, 10))
+	for k, v := range map[string]string{hdrHistoryCls: e.Class, hdrHistoryAgt: e.AgentID, hdrHistoryDisp: e.Display,
+		hdrHistoryRun: e.Run, hdrHistoryUser: e.User} {
+		if v != "" {
+			m.Header.Set(k, v)
+		}
 	}
-	if _, err := h.js.Publish(ctx, subj, data, jetstream.WithMsgID(thread+"."+e.ID)); err != nil {
+	if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(thread+"."+e.ID)); err != nil {
 		return fmt.Errorf("gateway: history: append to %s: %w", subj, err)
 	}
 	return nil
@@ -114,14 +134,17 @@ func (h *JetStreamHistory) Append(ctx context.Context, thread string, e HistoryE
 // Read implements History.
 func (h *JetStreamHistory) Read(ctx context.Context, thread string, after uint64, limit int) ([]HistoryEntry, error) {
 	var out []HistoryEntry
-	err := h.scan(ctx, thread, after, limit, func(seq uint64, data []byte) error {
-		var e HistoryEntry
-		if err := json.Unmarshal(data, &e); err != nil {
+	err := h.scan(ctx, thread, after, limit, func(seq uint64, m jetstream.Msg) error {
+		hd, data := m.Headers(), m.Data()
+		id := hd.Get(hdrHistoryID)
+		if id == "" || len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' {
 			// Not ours: skip rather than fail the whole history.
 			return nil
 		}
-		e.Seq = seq
-		out = append(out, e)
+		at, _ := strconv.ParseInt(hd.Get(hdrHistoryAt), 10, 64)
+		out = append(out, HistoryEntry{Seq: seq, ID: id, Message: data, CreatedAt: at,
+			Class: hd.Get(hdrHistoryCls), AgentID: hd.Get(hdrHistoryAgt), Display: hd.Get(hdrHistoryDisp),
+			Run: hd.Get(hdrHistoryRun), User: hd.Get(hdrHistoryUser)})
 		return nil
 	})
 	return out, err
@@ -129,7 +152,7 @@ func (h *JetStreamHistory) Read(ctx context.Context, thread string, after uint64
 
 // scan calls fn with each message of thread's subject with a sequence
 // above after, oldest first, up to limit (<= 0: all).
-func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64, limit int, fn func(seq uint64, data []byte) error) error {
+func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64, limit int, fn func(seq uint64, m jetstream.Msg) error) error {
 	subj, err := h.threadSubject(thread)
 	if err != nil {
 		return err
@@ -175,7 +198,7 @@ func (h *JetStreamHistory) scan(ctx context.Context, thread string, after uint64
 			if err != nil || ferr != nil {
 				continue
 			}
-			ferr = fn(md.Sequence.Stream, m.Data())
+			ferr = fn(md.Sequence.Stream, m)
 			n++
 		}
 		if ferr != nil {

@@ -142,11 +142,9 @@ func (g *Gateway) fillMessages(ctx context.Context, thread string, spec event.Ev
 		}
 		buf = append(buf, m...)
 	}
+	// The stores check the messages as JSON when they are appended;
+	// the event codec checks the whole list when the event is built.
 	for _, e := range es {
-		if !json.Valid(e.Message) {
-			g.log.Warn("gateway: skipping an undecodable history entry", "thread", thread, "seq", e.Seq)
-			continue
-		}
 		add(e.Message)
 	}
 	for _, m := range sent {
