@@ -21,6 +21,7 @@ import (
 	"github.com/saap-go/agent/bus/natsbus"
 	"github.com/saap-go/agent/event"
 	"github.com/saap-go/agent/gateway"
+	"github.com/saap-go/agent/hitl"
 	"github.com/saap-go/agent/step"
 )
 
@@ -426,5 +427,74 @@ func TestHistoryFillFitsAMessage(t *testing.T) {
 	}
 	if len(got) < 2 || len(got) > 20 || got[len(got)-1].Content() != "now" || !strings.HasPrefix(got[len(got)-2].Content(), "39") {
 		t.Fatalf("%d messages, the last %q", len(got), got[len(got)-1].Content())
+	}
+}
+
+// TestHistoryHITLTurns: a question the agent asks and the user's answer
+// (sent as the next chat message, the chat flow) are history too, as the
+// reference projects them; the streamed chunks and the stop's remainder
+// make one assistant message.
+func TestHistoryHITLTurns(t *testing.T) {
+	for _, n := range historyNATS {
+		t.Run(n.name, func(t *testing.T) {
+			b := n.dial(t)()
+			class := "Asker" + bustest.Unique()
+			hello := func(ctx step.Context, e *event.UserMessageEvent) (event.Event, error) {
+				if e.Messages[len(e.Messages)-1].Content() == "hi" {
+					return hitl.Input("What is your name?")
+				}
+				return &event.StopEvent{}, nil
+			}
+			welcome := func(ctx step.Context, r *event.HumanInTheLoopInputResponseEvent) (*event.LLMStopEvent, error) {
+				if err := ctx.Emit(&event.ChunkEvent{Content: "Welcome, "}); err != nil {
+					return nil, err
+				}
+				stop := &event.LLMStopEvent{}
+				stop.OutputMessages = []event.Message{event.MessageFromString(event.RoleAssistant, "Welcome, "+r.Response+"!")}
+				return stop, nil
+			}
+			w, err := step.NewWorkflow(class,
+				step.New(hello, step.Name("Hello"), step.Emits((*event.StopEvent)(nil), (*event.HumanInTheLoopInputRequestEvent)(nil))),
+				step.New(welcome, step.Name("Welcome")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := engineAgent(t, b, w)
+			hist, err := gateway.NewJetStreamHistory(ctxTimeout(t), b.JetStream(), historyConfig(t, b, gateway.HistoryLimits{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw, err := gateway.New(gateway.Config{Bus: b, History: hist, RateLimit: -1,
+				Auth: gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gw.AddClass(resp); err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(gw)
+			defer srv.Close()
+			thread := event.NewID()
+			path := "/agents/" + class + "/dev/UserMessageEvent?thread_id=" + thread
+			r := post(t, srv, tokenAlice, path, `{"messages":[{"role":"user","content":"hi"}]}`)
+			if q := decodeJSON(t, r.Body); r.StatusCode != http.StatusOK || q["question"] != "What is your name?" {
+				t.Fatalf("first turn: %d %v", r.StatusCode, q)
+			}
+			r = post(t, srv, tokenAlice, path, `{"messages":[{"role":"user","content":"Ada"}]}`)
+			if r.StatusCode != http.StatusOK {
+				t.Fatalf("answer: %d %v", r.StatusCode, decodeJSON(t, r.Body))
+			}
+			es, err := hist.Read(ctxTimeout(t), thread, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(texts(t, es), "|")
+			if want := "user:hi|assistant:What is your name?|user:Ada|assistant:Welcome, Ada!"; got != want {
+				t.Fatalf("history\n%s\nwant\n%s", got, want)
+			}
+			if es[0].User != alice.ID || es[1].Class != class || es[1].Run == "" || es[0].Display == "" {
+				t.Errorf("entries lack their context: %+v %+v", es[0], es[1])
+			}
+		})
 	}
 }
