@@ -203,8 +203,9 @@ type delivery struct {
 	watch string
 	// question is the event id of the HITL request a response answers.
 	question string
-	// said is the user's message (wire JSON) recorded in the thread's
-	// history once the event is published; nil for none.
+	// said is the last message the client sent (its JSON), nil for none:
+	// once the event is published, the event's copy of it, in wire form,
+	// goes into the thread's history.
 	said json.RawMessage
 }
 

@@ -492,6 +492,9 @@ func TestHistoryHITLTurns(t *testing.T) {
 			if want := "user:hi|assistant:What is your name?|user:Ada|assistant:Welcome, Ada!"; got != want {
 				t.Fatalf("history\n%s\nwant\n%s", got, want)
 			}
+			if !strings.Contains(string(es[0].Message), `"blocks"`) {
+				t.Errorf("the user's message is not kept in wire form: %s", es[0].Message)
+			}
 			if es[0].User != alice.ID || es[1].Class != class || es[1].Run == "" || es[0].Display == "" {
 				t.Errorf("entries lack their context: %+v %+v", es[0], es[1])
 			}

@@ -213,7 +213,12 @@ func (g *Gateway) recordSent(ctx context.Context, d *delivery) {
 	if g.cfg.History == nil || d.user == nil {
 		return
 	}
-	msg := d.said
+	var msg json.RawMessage
+	if d.said != nil {
+		// The event's copy, in the codec's wire form (blocks), not the
+		// client's shorthand; a fill only puts history before it.
+		msg = said(eventFields(d.event))
+	}
 	if msg == nil && (event.IsHITLResponse(d.event) || event.IsBITLResponse(d.event)) {
 		if text := responseText(d.event); text != "" {
 			msg = textMessage(event.RoleUser, text)
@@ -227,25 +232,29 @@ func (g *Gateway) recordSent(ctx context.Context, d *delivery) {
 		Display: d.target.Display, Run: d.target.Run, User: d.user.ID, CreatedAt: b.CreatedAt})
 }
 
+// eventFields is e's JSON as fields, nil when it does not encode.
+func eventFields(e event.Event) map[string]json.RawMessage {
+	data, err := event.Marshal(e)
+	if err != nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return nil
+	}
+	return fields
+}
+
 // responseText is a HITL answer's response as text: a string as it is, a
 // boolean as "true" or "false" (as the reference projects it).
 func responseText(e event.Event) string {
-	data, err := event.Marshal(e)
-	if err != nil {
-		return ""
-	}
-	var out struct {
-		Response json.RawMessage `json:"response"`
-	}
-	if json.Unmarshal(data, &out) != nil {
-		return ""
-	}
+	resp := eventFields(e)["response"]
 	var s string
-	if json.Unmarshal(out.Response, &s) == nil {
+	if json.Unmarshal(resp, &s) == nil {
 		return s
 	}
 	var b bool
-	if json.Unmarshal(out.Response, &b) == nil {
+	if json.Unmarshal(resp, &b) == nil {
 		return strconv.FormatBool(b)
 	}
 	return ""
