@@ -139,12 +139,20 @@ func (h *MemoryHistory) Append(_ context.Context, thread string, e HistoryEntry)
 	h.ids[key] = true
 	h.seq++
 	e.Seq = h.seq
-	es := append(h.threads[thread], stored{e, h.now()})
+	now := h.now()
+	es := append(h.threads[thread], stored{e, now})
+	drop := 0
 	if max := h.limits.MaxPerThread; max > 0 && int64(len(es)) > max {
-		for _, old := range es[:int64(len(es))-max] {
+		drop = len(es) - int(max)
+	}
+	for h.limits.MaxAge > 0 && drop < len(es) && now.Sub(es[drop].at) > h.limits.MaxAge {
+		drop++
+	}
+	if drop > 0 {
+		for _, old := range es[:drop] {
 			delete(h.ids, thread+"\x00"+old.ID)
 		}
-		es = slices.Clone(es[int64(len(es))-max:])
+		es = slices.Clone(es[drop:])
 	}
 	h.threads[thread] = es
 	return nil
