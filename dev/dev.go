@@ -142,6 +142,8 @@ func Start(ctx context.Context, c Config, agents ...agent.Agent) (s *Server, err
 	s.closers = append(s.closers, func() { _ = s.bus.Close() })
 	s.gw, err = gateway.New(gateway.Config{
 		Bus: s.bus, Auth: gateway.Anonymous(User), Logger: c.Logger,
+		// The console reopens a thread of the timeline with its history.
+		History: gateway.NewMemoryHistory(gateway.HistoryLimits{}),
 		// One developer clicking around is no abuse to guard against.
 		RateLimit: -1, MaxRunsPerUser: -1,
 		DiscoveryWindow: 2 * time.Second,

@@ -184,3 +184,27 @@ func TestStartRefusesAnAddressOthersCanReach(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The console reopens a thread from the timeline with the gateway's
+// thread history.
+func TestThreadHistoryForTheConsole(t *testing.T) {
+	s, _ := start(t)
+	resp, err := http.Post(s.URL()+"/agents/EchoAgent/dev/UserMessageEvent", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hello"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	thread := resp.Header.Get("X-Thread-Id")
+	if resp.StatusCode != http.StatusOK || thread == "" {
+		t.Fatalf("POST: %s, thread %q", resp.Status, thread)
+	}
+	resp, err = http.Get(s.URL() + "/api/v1/saap/threads/" + thread + "/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"hello"`) || !strings.Contains(string(b), `"text":"You said: hello"`) {
+		t.Fatalf("GET messages: %s %s", resp.Status, b)
+	}
+}

@@ -124,6 +124,10 @@ type RunRequest struct {
 	// Header is sent with the event (X-AIHub-* headers; the gateway sets
 	// the user's).
 	Header bus.Header
+	// ReconstructHistory puts the thread's history (Config.History)
+	// before the messages of Body, for clients that send only their
+	// newest message. An empty messages list gets the history anyway.
+	ReconstructHistory bool
 }
 
 // StartSpec returns the start event a RunRequest for class with event
@@ -175,6 +179,7 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (*Stream, error) {
 	if locale == "" {
 		locale = g.cfg.Locale
 	}
+	sent := said(body)
 	e, err := g.buildEvent(spec, body, req.User, locale)
 	if err != nil {
 		return nil, err
@@ -189,8 +194,15 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (*Stream, error) {
 	if err := g.enterThread(ctx, thread, req.User); err != nil {
 		return nil, err
 	}
+	if filled, err := g.fillMessages(ctx, thread, spec, body, req.ReconstructHistory); err != nil {
+		return nil, err
+	} else if filled {
+		if e, err = g.buildEvent(spec, body, req.User, locale); err != nil {
+			return nil, err
+		}
+	}
 	run := event.NewID()
-	d := &delivery{spec: spec, event: e, user: req.User, header: g.adapterHeader(req.Header, req.User), watch: display,
+	d := &delivery{spec: spec, event: e, user: req.User, header: g.adapterHeader(req.Header, req.User), watch: display, said: sent,
 		target:  agentTopic(class.Name(), req.AgentID, thread, display, run, spec.EventName),
 		primary: primary{class: class.Name(), id: req.AgentID, run: run}}
 	return g.open(ctx, d)

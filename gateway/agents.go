@@ -203,6 +203,10 @@ type delivery struct {
 	watch string
 	// question is the event id of the HITL request a response answers.
 	question string
+	// said is the last message the client sent (its JSON), nil for none:
+	// once the event is published, the event's copy of it, in wire form,
+	// goes into the thread's history.
+	said json.RawMessage
 }
 
 // serveAgent serves the agent endpoints the gateway builds from discovery.
@@ -255,6 +259,11 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 			}
 		}
 	}
+	reconstruct, err := truthy(r.URL.Query().Get("reconstruct_history"))
+	if err != nil {
+		return nil, badRequest("reconstruct_history", "reconstruct_history: %v", err)
+	}
+	sent := said(body)
 	e, err := g.buildEvent(spec, body, user, g.locale(r))
 	if err != nil {
 		return nil, err
@@ -271,8 +280,16 @@ func (g *Gateway) startDelivery(w http.ResponseWriter, r *http.Request, user *ev
 	if err := g.enterThread(r.Context(), thread, user); err != nil {
 		return nil, err
 	}
+	if filled, err := g.fillMessages(r.Context(), thread, spec, body, reconstruct); err != nil {
+		return nil, err
+	} else if filled {
+		if e, err = g.buildEvent(spec, body, user, g.locale(r)); err != nil {
+			return nil, err
+		}
+	}
 	run := event.NewID()
 	return &delivery{
+		said:    sent,
 		spec:    spec,
 		event:   e,
 		user:    user,
@@ -524,6 +541,7 @@ func (g *Gateway) publish(ctx context.Context, d *delivery) (err error) {
 		// was not stored.
 		return fmt.Errorf("gateway: publish %s: the stream holds another event under id %s", subj, b.EventID)
 	}
+	g.recordSent(ctx, d)
 	return nil
 }
 

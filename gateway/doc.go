@@ -82,6 +82,16 @@
 // a connection cap that a new connection may pass only by taking such an
 // idle connection's place, and a cap per client address; streams extend
 // their write deadline per event.
+// Thread history: with Config.History (NewJetStreamHistory keeps it on
+// the agents' NATS server) the gateway records each thread's messages,
+// the user's as it publishes them and the agents' answers as it follows
+// the runs, fills a start event whose messages list is empty from it (as
+// the reference's distributor does), puts it before the sent messages when
+// a request asks for reconstruct_history, and serves it to the thread's
+// members, paged, at
+//
+//	GET /api/v1/saap/threads/{thread}/messages?after=<cursor>&limit=N
+//
 // GET /api/v1/health answers 503 while the NATS connection is down or
 // JetStream is unavailable or out of storage, naming the reason.
 //

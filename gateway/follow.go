@@ -86,6 +86,7 @@ func (g *Gateway) follow(ctx context.Context, w *watch, p primary, onEvent func(
 		defer t.Stop()
 		ticks = t.C
 	}
+	tn := &turn{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,6 +104,7 @@ func (g *Gateway) follow(ctx context.Context, w *watch, p primary, onEvent func(
 					continue
 				}
 				g.observe(ctx, s)
+				g.see(ctx, tn, s)
 				if err := onEvent(s); err != nil {
 					return nil, err
 				}

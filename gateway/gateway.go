@@ -41,6 +41,15 @@ type Config struct {
 	// forgets every thread when the process ends; use NewKVStore for a
 	// gateway that restarts or runs as several replicas.
 	Threads Threads
+	// History keeps each thread's messages: the user's, as the gateway
+	// publishes them, and the agents' answers, as it follows the runs.
+	// With it, a start event whose messages list is empty gets the
+	// thread's history, a request may ask for the history before its
+	// messages (reconstruct_history), and members read it at
+	// GET /api/v1/saap/threads/{thread}/messages. Default nil: no history
+	// is kept. NewJetStreamHistory keeps it on the agents' NATS server,
+	// for restarts and replicas.
+	History History
 	// Questions keeps the HITL questions seen in threads. Default: Threads
 	// when it implements Questions too (as *KVStore does), else
 	// NewMemoryQuestions().
@@ -306,6 +315,7 @@ func (g *Gateway) routes() {
 	m.HandleFunc("POST /api/v1/saap/files", g.guard(g.serveUpload, false))
 	m.HandleFunc("GET /api/v1/saap/files/{file}", g.serveFile)
 	m.HandleFunc("DELETE /api/v1/saap/files/{file}", g.serveFileDelete)
+	m.HandleFunc("GET /api/v1/saap/threads/{thread}/messages", g.serveThreadMessages)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), "")
 	})

@@ -19,11 +19,11 @@ import (
 // chatRequest is the part of an OpenAI chat-completions request the gateway
 // reads. model is "<AgentClass>/<agent_id>" or "<AgentClass>".
 type chatRequest struct {
-	Model         string            `json:"model"`
-	Messages      []chatMessage     `json:"messages"`
-	Stream        bool              `json:"stream"`
-	StreamOptions *streamOptions    `json:"stream_options"`
-	Metadata      map[string]string `json:"metadata"`
+	Model         string         `json:"model"`
+	Messages      []chatMessage  `json:"messages"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options"`
+	Metadata      chatMetadata   `json:"metadata"`
 	// What the endpoint cannot honour: the agent chooses its tools and
 	// answers once.
 	Tools     json.RawMessage `json:"tools"`
@@ -46,6 +46,29 @@ func (req *chatRequest) unsupported() (param, msg string) {
 		return "n", fmt.Sprintf("n: the agent answers once; n must be 1, got %d", *req.N)
 	}
 	return "", ""
+}
+
+// chatMetadata is a request's metadata. OpenAI's values are strings; the
+// reference's clients send reconstruct_history as a boolean, so other
+// JSON values are kept as their JSON text.
+type chatMetadata map[string]string
+
+func (m *chatMetadata) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("metadata: must be an object: %w", err)
+	}
+	out := make(chatMetadata, len(raw))
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			out[k] = s
+			continue
+		}
+		out[k] = strings.TrimSpace(string(v))
+	}
+	*m = out
+	return nil
 }
 
 type streamOptions struct {
@@ -269,6 +292,11 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	thread, display := req.Metadata["thread_id"], req.Metadata["display_id"]
+	reconstruct, err := truthy(req.Metadata["reconstruct_history"])
+	if err != nil {
+		g.chatFail(w, badRequest("metadata.reconstruct_history", "metadata.reconstruct_history: %v", err))
+		return
+	}
 	for _, f := range []struct{ name, v string }{{"metadata.thread_id", thread}, {"metadata.display_id", display}} {
 		if f.v != "" && !event.IsObjectID(f.v) {
 			g.chatFail(w, badRequest(f.name, "%s: must be 24 lower-case hex characters, got %q", f.name, f.v))
@@ -308,6 +336,7 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 			}
 			body["files"] = refs
 		}
+		sent := said(body)
 		e, err := g.buildEvent(spec, body, user, g.locale(r))
 		if err != nil {
 			g.chatFail(w, err)
@@ -323,8 +352,17 @@ func (g *Gateway) serveChat(w http.ResponseWriter, r *http.Request) {
 			g.chatFail(w, err)
 			return
 		}
+		if filled, err := g.fillMessages(r.Context(), thread, spec, body, reconstruct); err != nil {
+			g.chatFail(w, err)
+			return
+		} else if filled {
+			if e, err = g.buildEvent(spec, body, user, g.locale(r)); err != nil {
+				g.chatFail(w, err)
+				return
+			}
+		}
 		run := event.NewID()
-		d = &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display,
+		d = &delivery{spec: spec, event: e, user: user, header: aihubHeaders(r), watch: display, said: sent,
 			target:  agentTopic(class.Name(), id, thread, display, run, spec.EventName),
 			primary: primary{class: class.Name(), id: id, run: run}}
 	}

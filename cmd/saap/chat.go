@@ -20,16 +20,20 @@ import (
 )
 
 func cmdChat(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "chat", "chat [-wait D] [-json] CLASS[/instance] [text]", `  saap chat EchoAgent "Hello"           # one message, its streamed answer, then exit
+	fs := flags(e, "chat", "chat [-wait D] [-json] [-thread ID] CLASS[/instance] [text]", `  saap chat EchoAgent "Hello"           # one message, its streamed answer, then exit
   saap chat EchoAgent/support            # a conversation: one message a line, Ctrl-D ends
+  saap chat -thread 65f0c1d2e3a4b5c6d7e8f901 EchoAgent   # show a thread's history, then continue it
   echo Ada | saap chat EchoAgent "ask"   # a question the agent asks is answered from stdin
   saap chat -json EchoAgent "Hello" | jq -r .event_name
 
 After each answer, standard error names the run: saap run show RUN shows
-its timeline.
+its timeline. A conversation's messages are kept on the NATS server (the
+gateway's thread history); a conversation names its thread on standard
+error when it ends, and -thread continues it.
 `)
 	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the class to answer discovery")
 	asJSON := fs.Bool("json", false, "print each event of the stream as one line of JSON instead of the text")
+	thread := fs.String("thread", "", "continue this thread (24 hex characters): show its history, then send only the new messages")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -41,6 +45,9 @@ its timeline.
 		id = "cli"
 	}
 	text := strings.Join(fs.Args()[1:], " ")
+	if *thread != "" && !event.IsObjectID(*thread) {
+		return fmt.Errorf("%w: -thread must be 24 lower-case hex characters, got %q", errUsage, *thread)
+	}
 
 	b, err := e.connect()
 	if err != nil {
@@ -49,8 +56,22 @@ its timeline.
 	defer b.Close()
 	// A gateway of our own, on a loopback port, does the protocol's work:
 	// ids, the user, the stream of the thread, the question's checks.
+	// Threads and their history live on the server, shared with
+	// saap-gateway, so that a later saap chat -thread finds them.
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	threads, err := gateway.NewKVStore(sctx, b.JetStream(), gateway.KVConfig{})
+	if err != nil {
+		scancel()
+		return err
+	}
+	history, err := gateway.NewJetStreamHistory(sctx, b.JetStream(), gateway.HistoryConfig{})
+	scancel()
+	if err != nil {
+		return err
+	}
 	g, err := gateway.New(gateway.Config{Bus: b, Auth: gateway.Anonymous(event.UserIdentity{ID: "saap-cli", Name: "saap chat", Email: "cli@localhost", Roles: []string{"user"}}),
-		DiscoveryWindow: *wait, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: -1, MaxRunsPerUser: -1})
+		Threads: threads, History: history,
+		DiscoveryWindow: *wait, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: -1, MaxRunsPerUser: -1, StatusRateLimit: -1})
 	if err != nil {
 		return err
 	}
@@ -74,9 +95,19 @@ its timeline.
 	defer srv.Close()
 
 	c := &chat{e: e, base: "http://" + ln.Addr().String(), class: class, id: id, in: bufio.NewScanner(e.stdin), json: *asJSON}
+	if *thread != "" {
+		if err := c.resume(ctx, *thread); err != nil {
+			return err
+		}
+	}
 	if text != "" {
 		return c.say(ctx, text)
 	}
+	defer func() {
+		if c.thread != "" {
+			fmt.Fprintln(c.e.stderr, c.e.paint(dim, fmt.Sprintf("thread %s (saap chat -thread %s %s continues it)", c.thread, c.thread, fs.Arg(0))))
+		}
+	}()
 	for {
 		if !c.json {
 			fmt.Fprint(e.stdout, e.paint(bold, "> "))
@@ -103,6 +134,74 @@ type chat struct {
 	in              *bufio.Scanner
 	json            bool
 	run             string // of the last post
+	// resumed: the gateway holds the history, so only new messages go
+	// out, with reconstruct_history.
+	resumed bool
+}
+
+// resume shows the history of thread and continues it.
+func (c *chat) resume(ctx context.Context, thread string) error {
+	after := ""
+	for {
+		url := c.base + "/api/v1/saap/threads/" + thread + "/messages?limit=500"
+		if after != "" {
+			url += "&after=" + after
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			return fmt.Errorf("thread %s is not known (or not one of saap chat's)", thread)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("the gateway answered %s: %s", resp.Status, bytes.TrimSpace(data))
+		}
+		var page struct {
+			Messages []gateway.HistoryEntry `json:"messages"`
+			Next     string                 `json:"next"`
+		}
+		if err := json.Unmarshal(data, &page); err != nil {
+			return fmt.Errorf("the thread's history: %w", err)
+		}
+		for _, entry := range page.Messages {
+			c.show(entry)
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	c.thread, c.display, c.resumed = thread, event.NewID(), true
+	return nil
+}
+
+// show prints one message of a thread's history.
+func (c *chat) show(entry gateway.HistoryEntry) {
+	if c.json {
+		raw, _ := json.Marshal(entry)
+		line, _ := json.Marshal(chatLine{Run: entry.Run, Name: "HistoryMessage", Event: raw})
+		fmt.Fprintf(c.e.stdout, "%s\n", line)
+		return
+	}
+	m, err := entry.ChatMessage()
+	if err != nil {
+		return
+	}
+	if m.Role == event.RoleUser {
+		fmt.Fprintln(c.e.stdout, c.e.paint(bold, "> ")+m.Content())
+		return
+	}
+	fmt.Fprintln(c.e.stdout, m.Content())
 }
 
 // chatLine is one event of `saap chat -json`.
@@ -123,7 +222,11 @@ func (c *chat) say(ctx context.Context, text string) error {
 		}
 	}()
 	c.run = ""
-	last, answer, err := c.post(ctx, "UserMessageEvent", map[string]any{"messages": c.history})
+	msgs := c.history
+	if c.resumed {
+		msgs = msgs[len(msgs)-1:]
+	}
+	last, answer, err := c.post(ctx, "UserMessageEvent", map[string]any{"messages": msgs})
 	for err == nil && last != nil && event.IsHITLRequest(last.ev) {
 		q, qerr := event.UnmarshalAs[event.HumanInTheLoopRequestEvent](last.raw)
 		if qerr != nil {
@@ -174,6 +277,9 @@ func (c *chat) post(ctx context.Context, name string, body any) (*received, stri
 	url := fmt.Sprintf("%s/agents/%s/%s/%s/stream", c.base, c.class, c.id, name)
 	if c.thread != "" {
 		url += "?thread_id=" + c.thread + "&display_id=" + c.display
+		if c.resumed && name == "UserMessageEvent" {
+			url += "&reconstruct_history=true"
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 var commandFlags = map[string][]string{
 	"agents":     {"-json", "-wait"},
 	"tail":       {"-class", "-thread", "-run", "-n", "-json"},
-	"chat":       {"-wait", "-json"},
+	"chat":       {"-wait", "-json", "-thread"},
 	"run list":   {"-class", "-thread", "-state", "-limit", "-json"},
 	"run show":   {"-class", "-json", "-wait"},
 	"run cancel": {"-class", "-reason", "-wait"},

@@ -614,3 +614,35 @@ func TestRunCancel(t *testing.T) {
 		t.Errorf("cancel of an invalid run id: exit %d, want 2", r.code)
 	}
 }
+
+// A conversation names its thread; -thread shows the thread's history and
+// continues it.
+func TestChatResumesThread(t *testing.T) {
+	nats, _ := devServer(t)
+	r := saap(t, nats, "one\ntwo\n", "chat", "EchoAgent/resume")
+	ok(t, r)
+	m := regexp.MustCompile(`thread ([0-9a-f]{24})`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("chat's stderr %q does not name the thread", r.stderr)
+	}
+	r = saap(t, nats, "", "chat", "-thread", m[1], "EchoAgent/resume", "three")
+	ok(t, r)
+	want := []string{"> one", "You said: one", "> two", "You said: two", "You said: three"}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(r.stdout[at:], w)
+		if i < 0 {
+			t.Fatalf("resumed chat's output lacks %q after the earlier lines:\n%s", w, r.stdout)
+		}
+		at += i + len(w)
+	}
+	for _, bad := range []struct{ thread, msg string }{
+		{"xyz", "-thread must be 24 lower-case hex characters"},
+		{"0123456789abcdef01234567", "is not known"},
+	} {
+		r = saap(t, nats, "", "chat", "-thread", bad.thread, "EchoAgent/resume", "hi")
+		if r.code == 0 || !strings.Contains(r.stderr, bad.msg) {
+			t.Errorf("-thread %s: exit %d, %s", bad.thread, r.code, r.stderr)
+		}
+	}
+}

@@ -254,6 +254,28 @@ $("#send").addEventListener("submit", async (e) => {
 });
 $("#new-thread").addEventListener("click", newThread);
 
+// openThread continues a thread of the timeline in the chat: its history
+// (the gateway's GET .../threads/{thread}/messages) first.
+async function openThread(thread) {
+  const msgs = [];
+  for (let after = ""; ;) {
+    const resp = await fetch(`/api/v1/saap/threads/${thread}/messages?limit=500` + (after ? `&after=${after}` : ""));
+    if (!resp.ok) { addMsg("error", `thread ${thread}: ` + resp.status + " " + (await resp.text())); return; }
+    const page = await resp.json();
+    msgs.push(...page.messages);
+    if (!page.next) break;
+    after = page.next;
+  }
+  newThread();
+  state.thread = thread;
+  for (const e of msgs) {
+    const text = (e.message.blocks || []).filter((b) => b.block_type === "text").map((b) => b.text).join("");
+    const role = e.message.role === "user" ? "user" : "assistant";
+    addMsg(role, text);
+    state.history.push({ role, content: text });
+  }
+}
+
 // --- timeline ---
 
 // attribute names the step that produced a control event, the event it
@@ -286,7 +308,8 @@ function addEvent(e) {
   let run = state.runs.get(e.run_id);
   if (!run) {
     const list = el("div", { class: "events" });
-    const head = el("h3", { title: "thread " + e.thread_id }, `run ${e.run_id.slice(-8)} `, el("span", { class: "muted" }, ""));
+    const head = el("h3", { title: "thread " + e.thread_id + ": click to continue it in the chat", onclick: () => openThread(e.thread_id) },
+      `run ${e.run_id.slice(-8)} `, el("span", { class: "muted" }, ""));
     const section = el("div", { class: "run", "data-run": e.run_id }, head, list);
     run = { events: [], list, head, section, start: Date.parse(e.time) };
     state.runs.set(e.run_id, run);

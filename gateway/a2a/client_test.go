@@ -371,3 +371,39 @@ func TestResubscribe(t *testing.T) {
 		t.Fatalf("tasks/get: %v %+v", err, task)
 	}
 }
+
+// A context is a conversation: a later message in it reaches the agent
+// with the context's earlier turns (the gateway's thread history); another
+// user's message with the same contextId gets only its own.
+func TestContextHistory(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.client(t, tokenAlice), e.client(t, tokenBob)
+	res, err := a.SendMessage(ctxTimeout(t), userText("Ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := res.(*core.Task)
+	if !ok || first.Status.State != core.TaskStateCompleted {
+		t.Fatalf("first message: %+v", res)
+	}
+	count := func(c *a2aclient.Client) string {
+		m := core.NewMessage(core.MessageRoleUser, core.TextPart{Text: "count"})
+		m.ContextID = first.ContextID
+		res, err := c.SendMessage(ctxTimeout(t), &core.MessageSendParams{Message: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, ok := res.(*core.Task)
+		if !ok || len(task.Artifacts) != 1 {
+			t.Fatalf("count: %+v", res)
+		}
+		return partsText(task.Artifacts[0].Parts)
+	}
+	// Ada, "Hello, Ada", count.
+	if got := count(a); got != "Hello, 3 messages" {
+		t.Errorf("alice's second message: %q", got)
+	}
+	if got := count(b); got != "Hello, 1 messages" {
+		t.Errorf("bob's message with alice's contextId: %q, want his own conversation only", got)
+	}
+}

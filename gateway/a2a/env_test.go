@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"testing"
@@ -62,6 +63,9 @@ func (g *greeter) Greet(ctx step.Context, m *event.UserMessageEvent) (step.Eithe
 			return none, err
 		}
 		return step.Other[*event.LLMStopEvent](q), nil
+	case "count":
+		stop, err := greet(ctx, fmt.Sprint(len(m.Messages), " messages"))
+		return step.OneOf[*event.LLMStopEvent, *event.HumanInTheLoopInputRequestEvent](stop), err
 	case "fail":
 		return none, step.Userf("cannot greet anyone today")
 	case "slow":
@@ -138,6 +142,7 @@ func newEnv(t testing.TB) *env {
 		Auth:      gateway.StaticTokens(map[string]event.UserIdentity{tokenAlice: alice, tokenBob: bob}),
 		RateLimit: -1,
 		Timeout:   30 * time.Second,
+		History:   gateway.NewMemoryHistory(gateway.HistoryLimits{}),
 		Logger:    quiet(),
 	})
 	if err != nil {

@@ -84,7 +84,9 @@ func (e *executor) start(ctx context.Context, user *event.UserIdentity, tg targe
 		return task{}, nil, fmt.Errorf("a2a: task %s: %w", rc.TaskID, core.ErrTaskNotFound)
 	}
 	body := map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}
-	st, err := e.s.call(ctx, x.class, x.agentID, spec.EventName, x.thread, x.display, body)
+	// An A2A client sends one message per turn; its context's earlier
+	// turns come from the gateway's thread history, if it keeps one.
+	st, err := e.s.call(ctx, x.class, x.agentID, spec.EventName, x.thread, x.display, true, body)
 	if err != nil {
 		return task{}, nil, err
 	}
@@ -110,7 +112,7 @@ func (e *executor) resume(ctx context.Context, user *event.UserIdentity, rc *a2a
 		return task{}, nil, err
 	}
 	body := map[string]any{"response": answer, "request_event": map[string]string{"event_id": x.question}}
-	st, err := e.s.call(ctx, x.class, x.agentID, x.response, x.thread, x.display, body)
+	st, err := e.s.call(ctx, x.class, x.agentID, x.response, x.thread, x.display, false, body)
 	if err != nil {
 		return task{}, nil, err
 	}

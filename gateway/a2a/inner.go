@@ -54,7 +54,7 @@ func (p *pipeWriter) Flush() {}
 
 // call sends body to the gateway's streaming agent endpoint for event as
 // the user ctx acts for, and returns the answer once its headers are in.
-func (s *Server) call(ctx context.Context, class, id, eventName, thread, display string, body any) (*stream, error) {
+func (s *Server) call(ctx context.Context, class, id, eventName, thread, display string, history bool, body any) (*stream, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: encode %s: %w", eventName, err)
@@ -65,6 +65,9 @@ func (s *Server) call(ctx context.Context, class, id, eventName, thread, display
 	}
 	if display != "" {
 		q.Set("display_id", display)
+	}
+	if history {
+		q.Set("reconstruct_history", "true")
 	}
 	path := "/agents/" + url.PathEscape(class) + "/" + url.PathEscape(id) + "/" + url.PathEscape(eventName) + "/stream?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(data))

@@ -66,6 +66,9 @@ import (
 // options are the command's flags.
 type options struct {
 	addr, tokens, bucket        string
+	historyStream               string
+	historyAge                  time.Duration
+	historyPerThread            int64
 	anonymous, anonymousRemote  bool
 	period, window, timeout     time.Duration
 	rate                        float64
@@ -88,6 +91,9 @@ func main() {
 	flag.DurationVar(&o.window, "discovery-window", 10*time.Second, "how long a discovery cycle collects answers")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long a request waits for its terminal event")
 	flag.StringVar(&o.bucket, "kv-bucket", gateway.DefaultBucket, "JetStream key-value bucket for threads and questions")
+	flag.StringVar(&o.historyStream, "history-stream", gateway.DefaultHistoryStream, "JetStream stream keeping thread history (\"\": keep none)")
+	flag.DurationVar(&o.historyAge, "history-max-age", 90*24*time.Hour, "drop thread history older than this (negative: never)")
+	flag.Int64Var(&o.historyPerThread, "history-max-per-thread", 10000, "messages of history kept per thread (negative: no bound)")
 	flag.Float64Var(&o.rate, "rate", 2, "requests per second each user may send to start runs or answer (negative: no limit)")
 	flag.IntVar(&o.burst, "burst", 10, "requests a user may send at once after being idle")
 	flag.IntVar(&o.runs, "max-runs-per-user", 8, "requests each user may have open at once (negative: no limit)")
@@ -135,12 +141,23 @@ func run(log *slog.Logger, o options) error {
 	defer stop()
 	storeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	store, err := gateway.NewKVStore(storeCtx, b.JetStream(), gateway.KVConfig{Bucket: o.bucket})
-	cancel()
 	if err != nil {
+		cancel()
 		return err
 	}
+	var history gateway.History
+	if o.historyStream != "" {
+		h, err := gateway.NewJetStreamHistory(storeCtx, b.JetStream(), gateway.HistoryConfig{Stream: o.historyStream,
+			Limits: gateway.HistoryLimits{MaxAge: o.historyAge, MaxPerThread: o.historyPerThread}})
+		if err != nil {
+			cancel()
+			return err
+		}
+		history = h
+	}
+	cancel()
 	gcfg := gateway.Config{
-		Bus: b, Auth: auth, Logger: log, Threads: store,
+		Bus: b, Auth: auth, Logger: log, Threads: store, History: history,
 		DiscoveryPeriod: o.period, DiscoveryWindow: o.window, Timeout: o.timeout,
 		RateLimit: o.rate, RateBurst: o.burst, MaxRunsPerUser: o.runs,
 		ForwardHeaders:       list(o.forward),
