@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	agent "github.com/saap-go/agent"
 )
 
 // Exit statuses of faultagent.
@@ -23,10 +25,10 @@ const (
 // the other runs must complete.
 func TestPoisonEvent(t *testing.T) {
 	// The first delivery dies with the process; its redeliveries are
-	// handled one at a time and counted, and after two more deaths the
-	// event is given up. The budget leaves room for the innocent events
-	// that were delivered beside it each time.
-	const budget, tries = "60s", 3
+	// handled one at a time and counted, and after the crash-loop limit's
+	// three more deaths the event is given up. The budget leaves room for
+	// the innocent events that were delivered beside it each time.
+	const budget, tries = "60s", 1 + agent.DefaultCrashLoopLimit
 	others := size(20, 100)
 	e := newEnv(t, natsOpts{})
 	a := startAgent(t, "agent", e.agentEnv("FAULT_OUTAGE_BUDGET="+budget)...)

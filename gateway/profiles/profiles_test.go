@@ -151,7 +151,10 @@ func TestResponderWire(t *testing.T) {
 	if _, err := st.Create(ctx, profiles.Profile{Class: class, AgentID: "wiki", Config: cfg(`{"agent_id":"wiki","model":"gpt-4o"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{})
+	// This test's class only: tests of other packages on a shared
+	// NATS_URL run responders and agents of their own.
+	only := func(c string) bool { return c == class }
+	r, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{Classes: only})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,13 +192,20 @@ func TestResponderWire(t *testing.T) {
 	if _, err := ask(`nope`); !errors.As(err, &re) || re.Type != "ValidationError" {
 		t.Errorf("malformed request: %v", err)
 	}
+	// Another class is left for its own responder.
+	other := unique("Other")
+	octx, ocancel := context.WithTimeout(ctx, time.Second)
+	defer ocancel()
+	if m, err := b.Request(octx, &bus.Msg{Subject: "aihub.rpc.config.agent." + other + ".wiki", Data: []byte(`{"agent_class":"` + other + `","agent_id":"wiki"}`)}); err == nil {
+		t.Errorf("a class outside Classes was answered: %s", m.Data)
+	}
 	// The config client reads the answer.
 	c := config.NewClient(b, config.WithTimeout(10*time.Second))
 	raw, err := c.Fetch(ctx, class, "wiki")
 	if err != nil || !strings.Contains(string(raw), "gpt-4o") {
 		t.Errorf("client: %s, %v", raw, err)
 	}
-	strict, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{UnknownNotFound: true})
+	strict, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{UnknownNotFound: true, Classes: only})
 	if err != nil {
 		t.Fatal(err)
 	}

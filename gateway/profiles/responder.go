@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/saap-go/agent/bus"
 	"github.com/saap-go/agent/config"
@@ -27,6 +28,12 @@ type ResponderOptions struct {
 	// reference's answer, found:true with an empty configuration, on which
 	// the agent runs with its defaults.
 	UnknownNotFound bool
+	// Classes, when set, limits the answers to the agent classes it
+	// accepts: a request for another class is left unanswered, for the
+	// responder that holds that class's profiles. Without it every class
+	// is answered, as the platform's one responder does; set it where
+	// several responders with different stores share a NATS account.
+	Classes func(class string) bool
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -59,7 +66,7 @@ func Serve(ctx context.Context, b ResponderBus, st *Store, o ResponderOptions) (
 		log = slog.Default()
 	}
 	h := func(m *bus.Msg) {
-		if m.Reply == "" {
+		if m.Reply == "" || (o.Classes != nil && !o.Classes(classOf(m.Subject))) {
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, config.DefaultTimeout)
@@ -80,6 +87,16 @@ func Serve(ctx context.Context, b ResponderBus, st *Store, o ResponderOptions) (
 		return nil, fmt.Errorf("profiles: subscribe %s: %w", requestPattern, err)
 	}
 	return &Responder{sub: sub}, nil
+}
+
+// classOf is the class token of a config request's subject,
+// aihub.rpc.config.agent.<class>.<id>.
+func classOf(subject string) string {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 6 {
+		return ""
+	}
+	return parts[4]
 }
 
 // Stop ends the subscription; it is idempotent.

@@ -37,7 +37,17 @@ func startProfiles(ctx context.Context, gw *gateway.Gateway, b *natsbus.Bus, o *
 	if err != nil {
 		return nil, err
 	}
-	if _, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{UnknownNotFound: o.strict, Logger: log}); err != nil {
+	// Only the classes this gateway has discovered: another gateway on
+	// the same NATS, with its own profiles, answers for its own.
+	known := func(class string) bool {
+		for _, c := range gw.Classes() {
+			if c.Name() == class {
+				return true
+			}
+		}
+		return false
+	}
+	if _, err := profiles.Serve(ctx, b, st, profiles.ResponderOptions{UnknownNotFound: o.strict, Classes: known, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err := profiles.Mount(gw, profiles.Options{Store: st, Admin: profiles.AdminRole(o.adminRole), Logger: log}); err != nil {
