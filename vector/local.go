@@ -676,41 +676,17 @@ func (h *minHeap) pushBounded(c cand, k int) {
 	}
 }
 
-// maxHeap keeps the best candidate on top.
-type maxHeap struct{ items []cand }
+// maxHeap keeps the best candidate on top: a minHeap of the negated
+// similarities.
+type maxHeap struct{ h minHeap }
 
-func (h *maxHeap) len() int { return len(h.items) }
-func (h *maxHeap) push(c cand) {
-	h.items = append(h.items, c)
-	i := len(h.items) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if h.items[p].sim >= h.items[i].sim {
-			break
-		}
-		h.items[p], h.items[i] = h.items[i], h.items[p]
-		i = p
-	}
+func (m *maxHeap) len() int { return m.h.len() }
+func (m *maxHeap) push(c cand) {
+	c.sim = -c.sim
+	m.h.push(c)
 }
-func (h *maxHeap) pop() cand {
-	top := h.items[0]
-	last := len(h.items) - 1
-	h.items[0] = h.items[last]
-	h.items = h.items[:last]
-	i := 0
-	for {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < last && h.items[l].sim > h.items[s].sim {
-			s = l
-		}
-		if r < last && h.items[r].sim > h.items[s].sim {
-			s = r
-		}
-		if s == i {
-			break
-		}
-		h.items[s], h.items[i] = h.items[i], h.items[s]
-		i = s
-	}
-	return top
+func (m *maxHeap) pop() cand {
+	c := m.h.pop()
+	c.sim = -c.sim
+	return c
 }
