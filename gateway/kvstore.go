@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/saap-go/agent/internal/jsfault"
 )
 
 // DefaultBucket is the JetStream key-value bucket NewKVStore uses unless
@@ -53,20 +55,13 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg KVConfig) (*KVS
 	if cfg.Bucket == "" {
 		cfg.Bucket = DefaultBucket
 	}
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      cfg.Bucket,
-			Description: "saap-go gateway: thread membership and open HITL questions",
-			History:     1,
-			Replicas:    cfg.Replicas,
-			Storage:     cfg.Storage,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			// Another replica created it in between.
-			kv, err = js.KeyValue(ctx, cfg.Bucket)
-		}
-	}
+	kv, err := jsfault.KeyValue(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "saap-go gateway: thread membership and open HITL questions",
+		History:     1,
+		Replicas:    cfg.Replicas,
+		Storage:     cfg.Storage,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: key-value bucket %s: %w", cfg.Bucket, err)
 	}

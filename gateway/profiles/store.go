@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/saap-go/agent/internal/jsfault"
+
 	"github.com/saap-go/agent/schedule"
 	"github.com/saap-go/agent/topic"
 )
@@ -82,19 +84,13 @@ func NewStore(ctx context.Context, js jetstream.JetStream, cfg StoreConfig) (*St
 	if cfg.Bucket == "" {
 		cfg.Bucket = DefaultBucket
 	}
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      cfg.Bucket,
-			Description: "saap-go gateway: agent profiles (the configurations the config RPC answers)",
-			History:     1,
-			Replicas:    cfg.Replicas,
-			Storage:     cfg.Storage,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, cfg.Bucket) // another replica created it in between
-		}
-	}
+	kv, err := jsfault.KeyValue(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "saap-go gateway: agent profiles (the configurations the config RPC answers)",
+		History:     1,
+		Replicas:    cfg.Replicas,
+		Storage:     cfg.Storage,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("profiles: key-value bucket %s: %w", cfg.Bucket, err)
 	}

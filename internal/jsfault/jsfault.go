@@ -28,3 +28,21 @@ func Retry(ctx context.Context, create func() error) error {
 	}
 	return err
 }
+
+// KeyValue opens the bucket cfg names, creating it with cfg when it does not
+// exist: a creation that fails inside the server is tried again (Retry), and
+// one that finds the bucket made by another replica in between opens it.
+func KeyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	err = Retry(ctx, func() (err error) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	return kv, err
+}

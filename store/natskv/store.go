@@ -212,23 +212,9 @@ func (s *Store) lostBucket(err error) {
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if err == nil {
-		return kv, nil
-	}
-	if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("kvstore: bucket %s: %w", cfg.Bucket, err)
-	}
-	err = jsfault.Retry(ctx, func() (err error) {
-		kv, err = js.CreateKeyValue(ctx, cfg)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		// Another replica created it in between.
-		kv, err = js.KeyValue(ctx, cfg.Bucket)
-	}
+	kv, err := jsfault.KeyValue(ctx, js, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: creating bucket %s: %w", cfg.Bucket, err)
+		return nil, fmt.Errorf("kvstore: bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
 }
